@@ -1,0 +1,69 @@
+package dev.pushservice.platform.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Service-wide settings, bound from environment variables (see README "Configuration").
+ *
+ * @param dataDir where the embedded PostgreSQL, the generated secret key and the bootstrap key file live
+ * @param databaseUrl {@code postgres://…} or {@code jdbc:postgresql://…}; blank starts the embedded PostgreSQL
+ * @param redisUrl blank keeps rate limits in-process; set, they are shared through Redis
+ * @param secretKey base64 AES key for secrets at rest; blank generates one into the data dir
+ * @param roles which parts run in this instance: {@code api}, {@code worker}, {@code scheduler}
+ * @param maxRequestBytes largest accepted request body
+ * @param rateLimit per-organisation and per-app request limits
+ */
+@ConfigurationProperties(prefix = "push")
+public record PushProperties(
+        Path dataDir,
+        String databaseUrl,
+        String redisUrl,
+        String secretKey,
+        Set<String> roles,
+        long maxRequestBytes,
+        RateLimit rateLimit,
+        Database database) {
+
+    public PushProperties {
+        if (dataDir == null) dataDir = Path.of("data");
+        if (roles == null || roles.isEmpty()) roles = Set.of("api", "worker", "scheduler");
+        if (maxRequestBytes <= 0) maxRequestBytes = 1024 * 1024;
+        if (rateLimit == null) rateLimit = new RateLimit(0, 0, 0, 0);
+        if (database == null) database = new Database(0, null);
+    }
+
+    public boolean embeddedDatabase() {
+        return databaseUrl == null || databaseUrl.isBlank();
+    }
+
+    public boolean redisConfigured() {
+        return redisUrl != null && !redisUrl.isBlank();
+    }
+
+    public boolean hasRole(String role) {
+        return roles.contains(role);
+    }
+
+    /**
+     * Token buckets: {@code *PerSecond} is the sustained rate, {@code *Burst} the bucket size.
+     */
+    public record RateLimit(long orgPerSecond, long orgBurst, long appPerSecond, long appBurst) {
+        public RateLimit {
+            if (orgPerSecond <= 0) orgPerSecond = 5000;
+            if (orgBurst <= 0) orgBurst = orgPerSecond * 2;
+            if (appPerSecond <= 0) appPerSecond = 2500;
+            if (appBurst <= 0) appBurst = appPerSecond * 2;
+        }
+    }
+
+    /** @param poolSize JDBC pool size; @param connectionTimeout how long a request waits for a connection */
+    public record Database(int poolSize, Duration connectionTimeout) {
+        public Database {
+            if (poolSize <= 0) poolSize = 20;
+            if (connectionTimeout == null) connectionTimeout = Duration.ofSeconds(5);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package dev.pushservice.platform.error;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Thrown anywhere in a request to answer with the spec's error shape. Controllers and services
+ * throw; {@link ApiExceptionHandler} writes. {@code headers} carries extras such as {@code Allow}.
+ */
+public class ApiException extends RuntimeException {
+
+    private final ErrorCode code;
+    private final List<ErrorDetail> details;
+    private final Map<String, String> headers;
+
+    public ApiException(ErrorCode code, String message) {
+        this(code, message, List.of(), Map.of());
+    }
+
+    public ApiException(ErrorCode code, String message, List<ErrorDetail> details) {
+        this(code, message, details, Map.of());
+    }
+
+    public ApiException(ErrorCode code, String message, List<ErrorDetail> details, Map<String, String> headers) {
+        super(message, null, false, false);
+        this.code = code;
+        this.details = List.copyOf(details);
+        this.headers = Map.copyOf(headers);
+    }
+
+    public static ApiException notFound(String what) {
+        return new ApiException(ErrorCode.NOT_FOUND, what + " not found");
+    }
+
+    /** A 422 naming one field. */
+    public static ApiException invalid(String field, String message) {
+        return new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed",
+                List.of(new ErrorDetail(field, message)));
+    }
+
+    public ErrorCode code() {
+        return code;
+    }
+
+    public List<ErrorDetail> details() {
+        return details;
+    }
+
+    public Map<String, String> headers() {
+        return headers;
+    }
+}

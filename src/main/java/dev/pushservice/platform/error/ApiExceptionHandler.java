@@ -1,0 +1,101 @@
+package dev.pushservice.platform.error;
+
+import dev.pushservice.platform.web.RequestIds;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.HttpMediaTypeNotAcceptableException;
+import org.springframework.web.HttpMediaTypeNotSupportedException;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
+import org.springframework.web.bind.MissingServletRequestParameterException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.servlet.NoHandlerFoundException;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
+
+/** The one place that turns exceptions into the spec's error shape. Controllers just throw. */
+@RestControllerAdvice
+class ApiExceptionHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+    @ExceptionHandler(ApiException.class)
+    ResponseEntity<ErrorBody> api(ApiException e, HttpServletRequest request) {
+        ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status());
+        e.headers().forEach((name, value) -> builder.header(name, value));
+        return builder.body(ErrorBody.of(e.code(), e.getMessage(), e.details(), RequestIds.current(request)));
+    }
+
+    @ExceptionHandler(HttpMessageNotReadableException.class)
+    ResponseEntity<ErrorBody> unreadable(HttpMessageNotReadableException e, HttpServletRequest request) {
+        String message = e.getMessage() != null && e.getMessage().startsWith("Required request body is missing")
+                ? "Request body is required"
+                : "Request body is not valid JSON";
+        return error(ErrorCode.MALFORMED_REQUEST, message, request);
+    }
+
+    @ExceptionHandler({NoHandlerFoundException.class, NoResourceFoundException.class})
+    ResponseEntity<ErrorBody> noRoute(Exception e, HttpServletRequest request) {
+        return error(ErrorCode.NOT_FOUND, "No route for " + request.getMethod() + " " + request.getRequestURI(), request);
+    }
+
+    @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
+    ResponseEntity<ErrorBody> method(HttpRequestMethodNotSupportedException e, HttpServletRequest request) {
+        String allowed = e.getSupportedHttpMethods() == null ? "" : e.getSupportedHttpMethods().stream()
+                .map(Object::toString).sorted().collect(Collectors.joining(", "));
+        return ResponseEntity.status(ErrorCode.METHOD_NOT_ALLOWED.status())
+                .header(HttpHeaders.ALLOW, allowed)
+                .body(ErrorBody.of(ErrorCode.METHOD_NOT_ALLOWED,
+                        "Method " + request.getMethod() + " is not allowed here; allowed: " + allowed,
+                        List.of(), RequestIds.current(request)));
+    }
+
+    @ExceptionHandler(HttpMediaTypeNotSupportedException.class)
+    ResponseEntity<ErrorBody> mediaType(HttpMediaTypeNotSupportedException e, HttpServletRequest request) {
+        return error(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+                "Request bodies must be sent with Content-Type: application/json", request);
+    }
+
+    @ExceptionHandler(HttpMediaTypeNotAcceptableException.class)
+    ResponseEntity<ErrorBody> notAcceptable(HttpMediaTypeNotAcceptableException e, HttpServletRequest request) {
+        return error(ErrorCode.NOT_ACCEPTABLE, "This route answers with application/json", request);
+    }
+
+    @ExceptionHandler(MissingServletRequestParameterException.class)
+    ResponseEntity<ErrorBody> missingParameter(MissingServletRequestParameterException e, HttpServletRequest request) {
+        return validation(e.getParameterName(), "is required", request);
+    }
+
+    @ExceptionHandler(MethodArgumentTypeMismatchException.class)
+    ResponseEntity<ErrorBody> typeMismatch(MethodArgumentTypeMismatchException e, HttpServletRequest request) {
+        String expected = e.getRequiredType() == null ? "a valid value" : switch (e.getRequiredType().getSimpleName()) {
+            case "UUID" -> "a UUID";
+            case "Integer", "int", "Long", "long" -> "an integer";
+            case "Boolean", "boolean" -> "true or false";
+            default -> "a valid value";
+        };
+        return validation(e.getName(), "must be " + expected, request);
+    }
+
+    @ExceptionHandler(Exception.class)
+    ResponseEntity<ErrorBody> unexpected(Exception e, HttpServletRequest request) {
+        log.error("Unhandled error on {} {}", request.getMethod(), request.getRequestURI(), e);
+        return error(ErrorCode.INTERNAL_ERROR, "Internal error; quote the request id when reporting it", request);
+    }
+
+    private static ResponseEntity<ErrorBody> validation(String field, String message, HttpServletRequest request) {
+        return ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status())
+                .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, "Request validation failed",
+                        List.of(new ErrorDetail(field, message)), RequestIds.current(request)));
+    }
+
+    private static ResponseEntity<ErrorBody> error(ErrorCode code, String message, HttpServletRequest request) {
+        return ResponseEntity.status(code.status()).body(ErrorBody.of(code, message, List.of(), RequestIds.current(request)));
+    }
+}

@@ -1,0 +1,140 @@
+package dev.pushservice.platform.json;
+
+import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.error.ErrorDetail;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Reads and checks a JSON request body field by field, collecting every problem so the client
+ * gets them all in one 422. No coercion: {@code "60"} is not an integer and {@code 12345} is not a
+ * string. Unknown fields are ignored; JSON {@code null} counts as absent unless a reader says otherwise.
+ *
+ * <pre>{@code
+ * JsonInput in = JsonInput.object(body);
+ * String platform = in.requiredString("platform", 10);
+ * Integer ttl = in.integer("ttl", 0, 2_419_200);
+ * in.check();              // throws 422 with all collected details
+ * }</pre>
+ */
+public final class JsonInput {
+
+    private final JsonNode node;
+    private final String path;
+    private final List<ErrorDetail> errors;
+
+    private JsonInput(JsonNode node, String path, List<ErrorDetail> errors) {
+        this.node = node;
+        this.path = path;
+        this.errors = errors;
+    }
+
+    /** The body must be a JSON object; anything else is a 400 {@code malformed_request}. */
+    public static JsonInput object(JsonNode body) {
+        if (body == null || !body.isObject()) {
+            throw new ApiException(ErrorCode.MALFORMED_REQUEST, "Request body must be a JSON object");
+        }
+        return new JsonInput(body, "", new ArrayList<>());
+    }
+
+    /** A nested object, sharing this input's error list; empty when absent or not an object (recorded). */
+    public Optional<JsonInput> nested(String field) {
+        JsonNode value = value(field);
+        if (value == null) return Optional.empty();
+        if (!value.isObject()) {
+            reject(field, "must be an object");
+            return Optional.empty();
+        }
+        return Optional.of(new JsonInput(value, name(field) + ".", errors));
+    }
+
+    public JsonNode raw() {
+        return node;
+    }
+
+    /** The field's value, or null when absent or JSON null. */
+    public JsonNode value(String field) {
+        JsonNode value = node.get(field);
+        return value == null || value.isNull() ? null : value;
+    }
+
+    public boolean has(String field) {
+        return node.has(field);
+    }
+
+    public String name(String field) {
+        return path + field;
+    }
+
+    public String string(String field, int maxLength) {
+        JsonNode value = value(field);
+        if (value == null) return null;
+        if (!value.isString()) {
+            reject(field, "must be a string");
+            return null;
+        }
+        String s = value.stringValue();
+        if (s.length() > maxLength) {
+            reject(field, "must be at most " + maxLength + " characters");
+            return null;
+        }
+        return s;
+    }
+
+    public String requiredString(String field, int maxLength) {
+        if (value(field) == null) {
+            reject(field, "is required");
+            return null;
+        }
+        String s = string(field, maxLength);
+        if (s != null && s.isBlank()) {
+            reject(field, "must not be empty");
+            return null;
+        }
+        return s;
+    }
+
+    public Long integer(String field, long min, long max) {
+        JsonNode value = value(field);
+        if (value == null) return null;
+        if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+            reject(field, "must be an integer");
+            return null;
+        }
+        long n = value.longValue();
+        if (n < min || n > max) {
+            reject(field, "must be between " + min + " and " + max);
+            return null;
+        }
+        return n;
+    }
+
+    public Boolean bool(String field) {
+        JsonNode value = value(field);
+        if (value == null) return null;
+        if (!value.isBoolean()) {
+            reject(field, "must be true or false");
+            return null;
+        }
+        return value.booleanValue();
+    }
+
+    /** Records a problem with {@code field} (relative to this object). */
+    public void reject(String field, String message) {
+        errors.add(new ErrorDetail(name(field), message));
+    }
+
+    public boolean hasErrors() {
+        return !errors.isEmpty();
+    }
+
+    /** Throws the 422 if anything was rejected. */
+    public void check() {
+        if (!errors.isEmpty()) {
+            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed", errors);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.pushservice.platform.web;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/** The request id of the current request: the client's valid UUID, or one minted here. */
+public final class RequestIds {
+
+    public static final String HEADER = "X-Request-ID";
+    static final String ATTRIBUTE = RequestIds.class.getName();
+    private static final Pattern UUID_SHAPE =
+            Pattern.compile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");
+
+    private RequestIds() {
+    }
+
+    /** The id for this request, minting one if the filter has not run (e.g. the error dispatch). */
+    public static String current(HttpServletRequest request) {
+        Object id = request.getAttribute(ATTRIBUTE);
+        if (id instanceof String s) return s;
+        String fresh = accept(request.getHeader(HEADER));
+        request.setAttribute(ATTRIBUTE, fresh);
+        return fresh;
+    }
+
+    /** Echoes a canonical UUID sent by the client, lower-cased; anything else is replaced. */
+    static String accept(String supplied) {
+        if (supplied != null && UUID_SHAPE.matcher(supplied).matches()) {
+            return supplied.toLowerCase(java.util.Locale.ROOT);
+        }
+        return UUID.randomUUID().toString();
+    }
+}

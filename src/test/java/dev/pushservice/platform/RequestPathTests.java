@@ -1,0 +1,198 @@
+package dev.pushservice.platform;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.http.HttpRequest;
+import java.time.Instant;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+class RequestPathTests extends ApiTest {
+
+    @Test
+    void missingKeyIsUnauthorized() {
+        TestApi.Response r = api.get("/v1/app/settings", null);
+        assertError(r, 401, "unauthorized");
+        assertThat(r.header("WWW-Authenticate")).contains("Bearer");
+    }
+
+    @Test
+    void malformedAuthorizationHeaderIsUnauthorized() {
+        TestApi.Response basic = api.send(api.request("/v1/app/settings", null).header("Authorization", "Basic abc").GET());
+        assertError(basic, 401, "unauthorized");
+        TestApi.Response empty = api.send(api.request("/v1/app/settings", null).header("Authorization", "Bearer ").GET());
+        assertError(empty, 401, "unauthorized");
+    }
+
+    @Test
+    void unknownKeyIsUnauthorized() {
+        assertError(api.get("/v1/app/settings", "ps_live_" + "x".repeat(43)), 401, "unauthorized");
+    }
+
+    @Test
+    void revokedKeyIsUnauthorized() {
+        TestApp app = newApp();
+        assertThat(api.get("/v1/app/settings", app.serverKey()).status()).isEqualTo(200);
+        UUID keyId = tenants.keys(app.appId()).stream().filter(k -> k.kind().equals("server")).findFirst().orElseThrow().id();
+        tenants.revokeKey(keyId);
+        TestApi.Response r = api.get("/v1/app/settings", app.serverKey());
+        assertError(r, 401, "unauthorized");
+        assertThat(r.json().path("error").path("message").asString()).contains("revoked");
+    }
+
+    @Test
+    void expiredKeyIsUnauthorized() throws Exception {
+        TestApp app = newApp();
+        String key = tenants.issueKey(app.appId(), dev.pushservice.platform.auth.KeyKind.SERVER, "short",
+                java.util.Set.of(), Instant.now().plusMillis(300)).rawKey();
+        assertThat(api.get("/v1/app/settings", key).status()).isEqualTo(200);
+        Thread.sleep(400);
+        TestApi.Response r = api.get("/v1/app/settings", key);
+        assertError(r, 401, "unauthorized");
+        assertThat(r.json().path("error").path("message").asString()).contains("expired");
+    }
+
+    @Test
+    void publicKeyOnNotificationRouteIsForbidden() {
+        TestApp app = newApp();
+        assertError(api.get("/v1/app/settings", app.publicKey()), 403, "forbidden");
+        assertError(api.patch("/v1/app/settings", app.publicKey(), "{\"name\":\"x\"}"), 403, "forbidden");
+    }
+
+    @Test
+    void keyWithoutScopeIsForbidden() {
+        TestApp app = newApp();
+        String readOnly = serverKey(app, dev.pushservice.platform.auth.Scope.NOTIFICATIONS_READ);
+        assertThat(api.get("/v1/app/settings", readOnly).status()).isEqualTo(200);
+        TestApi.Response r = api.patch("/v1/app/settings", readOnly, "{\"name\":\"x\"}");
+        assertError(r, 403, "forbidden");
+        assertThat(r.json().path("error").path("message").asString()).contains("notifications:write");
+    }
+
+    @Test
+    void bodyWithoutJsonContentTypeIsUnsupported() {
+        TestApp app = newApp();
+        TestApi.Response r = api.send(api.request("/v1/app/settings", app.serverKey())
+                .header("Content-Type", "text/plain").method("PATCH", HttpRequest.BodyPublishers.ofString("{\"name\":\"x\"}")));
+        assertError(r, 415, "unsupported_media_type");
+        TestApi.Response none = api.send(api.request("/v1/app/settings", app.serverKey())
+                .method("PATCH", HttpRequest.BodyPublishers.ofString("{\"name\":\"x\"}")));
+        assertError(none, 415, "unsupported_media_type");
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("name").asString()).isEqualTo("test app");
+    }
+
+    @Test
+    void oversizedBodyWithContentLengthIsTooLarge() {
+        TestApp app = newApp();
+        String big = "{\"name\":\"" + "a".repeat(1024 * 1024) + "\"}";
+        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), big);
+        assertError(r, 413, "payload_too_large");
+    }
+
+    @Test
+    void oversizedChunkedBodyIsTooLarge() {
+        TestApp app = newApp();
+        byte[] big = ("{\"name\":\"" + "a".repeat(2 * 1024 * 1024) + "\"}").getBytes();
+        // ofInputStream has no known length, so the client sends it chunked, without Content-Length
+        TestApi.Response r = api.send(api.request("/v1/app/settings", app.serverKey())
+                .header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))));
+        assertError(r, 413, "payload_too_large");
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("name").asString()).isEqualTo("test app");
+    }
+
+    @Test
+    void chunkedBodyWithinLimitIsAccepted() {
+        TestApp app = newApp();
+        byte[] body = "{\"name\":\"renamed\"}".getBytes();
+        TestApi.Response r = api.send(api.request("/v1/app/settings", app.serverKey())
+                .header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body))));
+        assertThat(r.status()).isEqualTo(200);
+        assertThat(r.json().path("name").asString()).isEqualTo("renamed");
+    }
+
+    @Test
+    void malformedJsonIsBadRequest() {
+        TestApp app = newApp();
+        assertError(api.patch("/v1/app/settings", app.serverKey(), "{\"name\":"), 400, "malformed_request");
+        assertError(api.patch("/v1/app/settings", app.serverKey(), "[1,2]"), 400, "malformed_request");
+    }
+
+    @Test
+    void wrongFieldTypeIsValidationFailure() {
+        TestApp app = newApp();
+        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), "{\"name\":12345,\"timezone\":\"Mars/Olympus\"}");
+        assertError(r, 422, "validation_failed");
+        assertThat(r.json().path("error").path("details").findValuesAsString("field")).containsExactlyInAnyOrder("name", "timezone");
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("timezone").asString()).isEqualTo("UTC");
+    }
+
+    @Test
+    void unknownRouteIsNotFound() {
+        TestApp app = newApp();
+        assertError(api.get("/v1/nope", app.serverKey()), 404, "not_found");
+        assertError(api.get("/nope", null), 404, "not_found");
+    }
+
+    @Test
+    void wrongMethodIsNotAllowed() {
+        TestApp app = newApp();
+        TestApi.Response r = api.send(api.request("/v1/app/settings", app.serverKey())
+                .header("Content-Type", "application/json").PUT(HttpRequest.BodyPublishers.ofString("{}")));
+        assertError(r, 405, "method_not_allowed");
+        assertThat(r.header("Allow").orElse("")).contains("GET").contains("PATCH");
+    }
+
+    @Test
+    void validRequestIdIsEchoed() {
+        TestApp app = newApp();
+        String id = UUID.randomUUID().toString();
+        TestApi.Response ok = api.send(api.request("/v1/app/settings", app.serverKey()).header("X-Request-ID", id).GET());
+        assertThat(ok.header("X-Request-ID")).contains(id);
+        TestApi.Response error = api.send(api.request("/v1/app/settings", null).header("X-Request-ID", id).GET());
+        assertThat(error.header("X-Request-ID")).contains(id);
+        assertThat(error.json().path("request_id").asString()).isEqualTo(id);
+    }
+
+    @Test
+    void missingRequestIdIsMinted() {
+        TestApp app = newApp();
+        TestApi.Response ok = api.get("/v1/app/settings", app.serverKey());
+        TestApi.Response error = api.get("/v1/nope", app.serverKey());
+        for (TestApi.Response r : new TestApi.Response[] {ok, error}) {
+            String id = r.header("X-Request-ID").orElseThrow();
+            assertThat(UUID.fromString(id).toString()).isEqualTo(id);
+        }
+        assertThat(error.json().path("request_id").asString()).isEqualTo(error.header("X-Request-ID").orElseThrow());
+    }
+
+    @Test
+    void invalidRequestIdIsReplaced() {
+        TestApp app = newApp();
+        for (String bad : new String[] {"not-a-uuid", "12345", "'; drop table apps;--", "a".repeat(300)}) {
+            TestApi.Response ok = api.send(api.request("/v1/app/settings", app.serverKey()).header("X-Request-ID", bad).GET());
+            TestApi.Response error = api.send(api.request("/v1/nope", app.serverKey()).header("X-Request-ID", bad).GET());
+            for (TestApi.Response r : new TestApi.Response[] {ok, error}) {
+                String id = r.header("X-Request-ID").orElseThrow();
+                assertThat(id).isNotEqualTo(bad);
+                UUID.fromString(id);
+            }
+        }
+    }
+
+    static void assertError(TestApi.Response r, int status, String code) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(status);
+        JsonNode body = r.json();
+        assertThat(body.path("error").path("code").asString()).isEqualTo(code);
+        assertThat(body.path("error").path("message").asString()).isNotBlank();
+        assertThat(body.path("error").path("details").isArray()).isTrue();
+        assertThat(body.path("request_id").asString()).isEqualTo(r.header("X-Request-ID").orElseThrow());
+    }
+}

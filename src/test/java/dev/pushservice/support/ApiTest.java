@@ -1,0 +1,74 @@
+package dev.pushservice.support;
+
+import dev.pushservice.apps.TenantService;
+import dev.pushservice.apps.Tenants;
+import dev.pushservice.platform.auth.KeyKind;
+import dev.pushservice.platform.auth.Scope;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.UUID;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * Base of API tests: the whole application on a random port, against this JVM's test database
+ * ({@link TestDatabase}), driven over real HTTP by {@link #api}. Each test makes its own
+ * organisation and app ({@link #newApp()}), so tests never see each other's data.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+public abstract class ApiTest {
+
+    private static final Path DATA_DIR;
+
+    static {
+        try {
+            DATA_DIR = Files.createTempDirectory("push-test-data");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @LocalServerPort
+    protected int port;
+
+    @Autowired
+    protected TenantService tenants;
+
+    protected TestApi api;
+
+    @DynamicPropertySource
+    static void database(DynamicPropertyRegistry registry) {
+        registry.add("push.database-url", () -> TestDatabase.asDatabaseUrlSetting(TestDatabase.url()));
+        registry.add("push.data-dir", DATA_DIR::toString);
+        registry.add("push.bootstrap.enabled", () -> "false");
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void connectClient() {
+        api = new TestApi("http://127.0.0.1:" + port);
+    }
+
+    /** A fresh organisation with one app, a server key with every scope and a public key. */
+    protected TestApp newApp() {
+        Tenants.Organisation org = tenants.createOrganisation("test org " + UUID.randomUUID());
+        Tenants.App app = tenants.createApp(org.id(), "test app", "UTC");
+        String server = tenants.issueKey(app.id(), KeyKind.SERVER, "server", EnumSet.allOf(Scope.class), null).rawKey();
+        String client = tenants.issueKey(app.id(), KeyKind.PUBLIC, "public", Set.of(), null).rawKey();
+        return new TestApp(org.id(), app.id(), server, client);
+    }
+
+    /** A server key of {@code app} holding only {@code scopes}. */
+    protected String serverKey(TestApp app, Scope... scopes) {
+        return tenants.issueKey(app.appId(), KeyKind.SERVER, "limited", EnumSet.copyOf(Set.of(scopes)), null).rawKey();
+    }
+
+    public record TestApp(UUID orgId, UUID appId, String serverKey, String publicKey) {
+    }
+}

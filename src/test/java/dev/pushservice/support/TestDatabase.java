@@ -1,0 +1,74 @@
+package dev.pushservice.support;
+
+import dev.pushservice.platform.db.DatabaseUrl;
+import dev.pushservice.platform.db.EmbeddedPostgresServer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+
+/**
+ * One PostgreSQL server per test JVM. With {@code PUSH_TEST_DATABASE_URL} set (CI: the machine's
+ * PostgreSQL) a fresh database is created on it for this run, so leftovers from earlier runs never
+ * matter; otherwise a temporary embedded PostgreSQL is started. Tests isolate by app, not by database.
+ */
+public final class TestDatabase {
+
+    private static DatabaseUrl url;
+
+    private TestDatabase() {
+    }
+
+    /** {@code postgres://} style URL of this JVM's test database. */
+    public static synchronized DatabaseUrl url() {
+        if (url == null) {
+            String external = System.getenv("PUSH_TEST_DATABASE_URL");
+            url = external == null || external.isBlank() ? embedded() : freshDatabaseOn(DatabaseUrl.parse(external));
+        }
+        return url;
+    }
+
+    /** A new, empty database on the same server (for tests that need their own schema, e.g. restart). */
+    public static DatabaseUrl newDatabase() {
+        return freshDatabaseOn(url());
+    }
+
+    /** The URL as an operator would put it in {@code DATABASE_URL}. */
+    public static String asDatabaseUrlSetting(DatabaseUrl db) {
+        String jdbc = db.jdbcUrl();
+        String sep = jdbc.contains("?") ? "&" : "?";
+        StringBuilder s = new StringBuilder(jdbc);
+        if (db.username() != null) s.append(sep).append("user=").append(db.username()).append(sep = "&");
+        if (db.password() != null) s.append(sep).append("password=").append(db.password());
+        return s.toString();
+    }
+
+    private static DatabaseUrl embedded() {
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.startTemporary();
+        return server.url();
+    }
+
+    private static DatabaseUrl freshDatabaseOn(DatabaseUrl server) {
+        String name = "push_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement()) {
+            s.execute("create database " + name);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot create a test database on " + server, e);
+        }
+        String jdbc = server.jdbcUrl().replaceFirst("(jdbc:postgresql://[^/]+)/[^?]*", "$1/" + name);
+        DatabaseUrl db = new DatabaseUrl(jdbc, server.username(), server.password());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> drop(server, name)));
+        return db;
+    }
+
+    private static void drop(DatabaseUrl server, String name) {
+        try (Connection c = DriverManager.getConnection(server.jdbcUrl(), server.username(), server.password());
+             Statement s = c.createStatement()) {
+            s.execute("drop database if exists " + name + " with (force)");
+        } catch (SQLException ignored) {
+            // best effort: the database is uniquely named and harmless if left
+        }
+    }
+}

@@ -3,27 +3,46 @@ package dev.pushservice.apps;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /** Reads and writes the settings of one app; every statement is keyed by the caller's app id. */
 @Repository
 class AppSettingsRepository {
 
     private final JdbcClient jdbc;
+    private final JsonMapper json;
 
-    AppSettingsRepository(JdbcClient jdbc) {
+    AppSettingsRepository(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
+        this.json = json;
     }
 
-    AppSettings find(UUID appId) {
-        return jdbc.sql("select name, timezone from apps where id = :app")
+    record Row(String name, String timezone, JsonNode settings) {
+    }
+
+    Row find(UUID appId) {
+        return jdbc.sql("select name, timezone, settings::text as settings from apps where id = :app")
                 .param("app", appId)
-                .query((rs, n) -> new AppSettings(rs.getString("name"), rs.getString("timezone")))
+                .query((rs, n) -> new Row(rs.getString("name"), rs.getString("timezone"), json.readTree(rs.getString("settings"))))
                 .single();
     }
 
-    void update(UUID appId, String name, String timezone) {
-        jdbc.sql("update apps set name = coalesce(:name, name), timezone = coalesce(:tz, timezone) where id = :app")
+    /** The row, locked until the transaction ends, so concurrent PATCHes do not lose each other's changes. */
+    Row lock(UUID appId) {
+        return jdbc.sql("select name, timezone, settings::text as settings from apps where id = :app for update")
+                .param("app", appId)
+                .query((rs, n) -> new Row(rs.getString("name"), rs.getString("timezone"), json.readTree(rs.getString("settings"))))
+                .single();
+    }
+
+    void update(UUID appId, String name, String timezone, JsonNode settings) {
+        jdbc.sql("""
+                        update apps set name = coalesce(:name, name), timezone = coalesce(:tz, timezone),
+                                        settings = cast(:settings as jsonb)
+                        where id = :app""")
                 .param("app", appId).param("name", name).param("tz", timezone)
+                .param("settings", json.writeValueAsString(settings))
                 .update();
     }
 }

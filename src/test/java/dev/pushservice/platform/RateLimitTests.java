@@ -1,5 +1,6 @@
 package dev.pushservice.platform;
 
+import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pushservice.apps.Tenants;
@@ -30,7 +31,7 @@ class RateLimitTests extends ApiTest {
             assertThat(ok.header("RateLimit").orElseThrow()).startsWith("\"app\";r=" + (2 - i) + ";");
         }
         TestApi.Response limited = api.get("/v1/app/settings", app.serverKey());
-        RequestPathTests.assertError(limited, 429, "rate_limited");
+        assertError(limited, 429, "rate_limited");
         long retryAfter = Long.parseLong(limited.header("Retry-After").orElseThrow());
         assertThat(retryAfter).isBetween(1L, 2L);
         assertThat(limited.header("RateLimit").orElseThrow()).isEqualTo("\"app\";r=0;t=3");
@@ -59,7 +60,7 @@ class RateLimitTests extends ApiTest {
         assertThat(last.status()).isEqualTo(200);
         assertThat(last.header("RateLimit").orElseThrow()).startsWith("\"org\";r=0;");
         TestApi.Response limited = api.get("/v1/app/settings", siblingKey);
-        RequestPathTests.assertError(limited, 429, "rate_limited");
+        assertError(limited, 429, "rate_limited");
         assertThat(limited.json().path("error").path("message").asString()).contains("organisation");
         assertThat(limited.header("Retry-After")).isPresent();
     }

@@ -1,5 +1,6 @@
 package dev.pushservice.platform;
 
+import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pushservice.support.ApiTest;
@@ -11,7 +12,6 @@ import java.net.http.HttpRequest;
 import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import tools.jackson.databind.JsonNode;
 
 class RequestPathTests extends ApiTest {
 
@@ -185,14 +185,5 @@ class RequestPathTests extends ApiTest {
                 UUID.fromString(id);
             }
         }
-    }
-
-    static void assertError(TestApi.Response r, int status, String code) {
-        assertThat(r.status()).as(r.toString()).isEqualTo(status);
-        JsonNode body = r.json();
-        assertThat(body.path("error").path("code").asString()).isEqualTo(code);
-        assertThat(body.path("error").path("message").asString()).isNotBlank();
-        assertThat(body.path("error").path("details").isArray()).isTrue();
-        assertThat(body.path("request_id").asString()).isEqualTo(r.header("X-Request-ID").orElseThrow());
     }
 }

@@ -1,0 +1,145 @@
+package dev.pushservice.apps;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import dev.pushservice.platform.json.JsonInput;
+import java.text.ParseException;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * App settings: read, partial update, and the parsed identity-verification keys other features
+ * need on hot paths (cached for {@value #CACHE_SECONDS} s; a change made through this instance is
+ * visible at once, other instances see it within that time).
+ */
+@Service
+public class AppSettingsService {
+
+    static final int CACHE_SECONDS = 5;
+    private static final int MAX_KEYS = 10;
+
+    private final AppSettingsRepository repository;
+    private final JsonMapper json;
+    private final Cache<UUID, IdentityVerification> identity = Caffeine.newBuilder()
+            .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
+
+    AppSettingsService(AppSettingsRepository repository, JsonMapper json) {
+        this.repository = repository;
+        this.json = json;
+    }
+
+    public AppSettings read(UUID appId) {
+        AppSettingsRepository.Row row = repository.find(appId);
+        IdentityVerification iv = parseIdentity(row.settings().path("identity_verification"));
+        List<Map<String, Object>> keys = iv.keys().stream().map(ECKey::toJSONObject).toList();
+        return new AppSettings(row.name(), row.timezone(),
+                new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys));
+    }
+
+    public IdentityVerification identityVerification(UUID appId) {
+        return identity.get(appId, id -> parseIdentity(repository.find(id).settings().path("identity_verification")));
+    }
+
+    /** Validates and applies a PATCH body; only supplied fields change. Throws 422 listing every problem. */
+    @Transactional
+    public AppSettings update(UUID appId, JsonNode body) {
+        JsonInput in = JsonInput.object(body);
+        String name = in.string("name", 190);
+        if (in.has("name") && (name == null ? in.value("name") == null : name.isBlank())) in.reject("name", "must not be empty");
+        String timezone = in.string("timezone", 64);
+        if (in.has("timezone") && in.value("timezone") == null) in.reject("timezone", "must not be null");
+        if (timezone != null && !isZone(timezone)) in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
+        ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
+        in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
+        in.check();
+        repository.update(appId, name == null ? null : name.strip(), timezone, settings);
+        identity.invalidate(appId);
+        return read(appId);
+    }
+
+    private void updateIdentity(JsonInput in, ObjectNode settings) {
+        ObjectNode current = settings.has("identity_verification") && settings.get("identity_verification").isObject()
+                ? (ObjectNode) settings.get("identity_verification") : settings.putObject("identity_verification");
+        Boolean required = in.bool("required");
+        if (required != null) current.put("required", required);
+        if (in.has("issuer")) {
+            String issuer = in.string("issuer", 255);
+            if (in.value("issuer") == null) current.remove("issuer");
+            else if (issuer != null && issuer.isBlank()) in.reject("issuer", "must not be empty");
+            else if (issuer != null) current.put("issuer", issuer);
+        }
+        if (in.has("keys")) {
+            JsonNode keys = in.value("keys");
+            if (keys == null || !keys.isArray()) {
+                in.reject("keys", "must be an array of EC P-256 public keys in JWK form");
+            } else if (keys.size() > MAX_KEYS) {
+                in.reject("keys", "must have at most " + MAX_KEYS + " keys");
+            } else {
+                Set<String> kids = new HashSet<>();
+                for (int i = 0; i < keys.size(); i++) {
+                    String problem = checkKey(keys.get(i), kids);
+                    if (problem != null) in.reject("keys[" + i + "]", problem);
+                }
+                current.set("keys", keys);
+            }
+        }
+        if (!in.hasErrors() && current.path("required").asBoolean(false)) {
+            if (!current.path("issuer").isString()) in.reject("issuer", "is required when required is true");
+            if (!current.path("keys").isArray() || current.get("keys").isEmpty()) {
+                in.reject("keys", "at least one key is required when required is true");
+            }
+        }
+    }
+
+    private String checkKey(JsonNode node, Set<String> kids) {
+        if (!node.isObject()) return "must be a JWK object";
+        try {
+            ECKey key = ECKey.parse(json.writeValueAsString(node));
+            if (!Curve.P_256.equals(key.getCurve())) return "must be an EC key on curve P-256";
+            if (key.isPrivate()) return "must be a public key only: never send the private part (\"d\")";
+            if (key.getKeyID() == null || key.getKeyID().isBlank()) return "needs a \"kid\"";
+            if (!kids.add(key.getKeyID())) return "duplicate kid " + key.getKeyID();
+            return null;
+        } catch (ParseException | RuntimeException e) {
+            return "must be an EC P-256 public key in JWK form (kty EC, crv P-256, x, y, kid)";
+        }
+    }
+
+    private IdentityVerification parseIdentity(JsonNode node) {
+        if (node == null || !node.isObject()) return IdentityVerification.OFF;
+        List<ECKey> keys = new ArrayList<>();
+        for (JsonNode k : node.path("keys")) {
+            try {
+                keys.add(ECKey.parse(json.writeValueAsString(k)));
+            } catch (ParseException e) {
+                throw new IllegalStateException("Stored identity key does not parse", e);
+            }
+        }
+        String issuer = node.path("issuer").isString() ? node.get("issuer").stringValue() : null;
+        return new IdentityVerification(node.path("required").asBoolean(false), issuer, List.copyOf(keys));
+    }
+
+    static boolean isZone(String zone) {
+        if (!ZoneId.getAvailableZoneIds().contains(zone)) return false;
+        try {
+            ZoneId.of(zone);
+            return true;
+        } catch (DateTimeException e) {
+            return false;
+        }
+    }
+}

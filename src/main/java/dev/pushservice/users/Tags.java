@@ -1,0 +1,67 @@
+package dev.pushservice.users;
+
+import dev.pushservice.platform.json.JsonInput;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Pattern;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Tag rules (spec "Device" and "User"): an object of scalar values; keys use letters, numbers,
+ * {@code .}, {@code _}, {@code -}. Values are stored as strings: numbers and booleans as their JSON
+ * text, JSON null as the empty string. Limits (ours): keys 1–128 characters, values up to 1,024
+ * characters, at most 200 tags in one object.
+ */
+public final class Tags {
+
+    public static final int MAX_KEY = 128;
+    public static final int MAX_VALUE = 1024;
+    public static final int MAX_TAGS = 200;
+    private static final Pattern KEY = Pattern.compile("[A-Za-z0-9._-]+");
+
+    private Tags() {
+    }
+
+    /** The tags in {@code field}, or null when absent; problems are recorded on {@code in}. */
+    public static Map<String, String> read(JsonInput in, String field) {
+        JsonNode node = in.value(field);
+        if (node == null) return null;
+        if (!node.isObject()) {
+            in.reject(field, "must be an object of tag keys to scalar values");
+            return null;
+        }
+        if (node.size() > MAX_TAGS) {
+            in.reject(field, "must have at most " + MAX_TAGS + " tags");
+            return null;
+        }
+        Map<String, String> tags = new LinkedHashMap<>();
+        boolean ok = true;
+        for (Map.Entry<String, JsonNode> e : node.properties()) {
+            String key = e.getKey();
+            String where = field + "." + key;
+            if (key.isEmpty() || key.length() > MAX_KEY || !KEY.matcher(key).matches()) {
+                in.reject(where.length() > 200 ? field : where,
+                        "tag keys must be 1 to " + MAX_KEY + " letters, digits, '.', '_' or '-'");
+                ok = false;
+                continue;
+            }
+            JsonNode v = e.getValue();
+            String value;
+            if (v.isNull()) value = "";
+            else if (v.isString()) value = v.stringValue();
+            else if (v.isNumber() || v.isBoolean()) value = v.toString();
+            else {
+                in.reject(where, "tag values must be a string, number, boolean or null");
+                ok = false;
+                continue;
+            }
+            if (value.length() > MAX_VALUE) {
+                in.reject(where, "tag values must be at most " + MAX_VALUE + " characters");
+                ok = false;
+                continue;
+            }
+            tags.put(key, value);
+        }
+        return ok ? tags : null;
+    }
+}

@@ -1,0 +1,146 @@
+package dev.pushservice.users;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+import tools.jackson.databind.json.JsonMapper;
+
+/** SQL for users and aliases. Every statement filters by app. */
+@Repository
+class UserRepository {
+
+    private final JdbcClient jdbc;
+    private final JsonMapper json;
+
+    UserRepository(JdbcClient jdbc, JsonMapper json) {
+        this.jdbc = jdbc;
+        this.json = json;
+    }
+
+    record UserRow(UUID id, String externalUserId, String locale, String timezone, String tags, String properties,
+                   java.sql.Timestamp createdAt, java.sql.Timestamp updatedAt) {
+    }
+
+    Optional<UserRow> find(UUID appId, String externalUserId) {
+        return jdbc.sql("""
+                        select id, external_user_id, locale, timezone, tags::text as tags, properties::text as properties,
+                               created_at, updated_at
+                        from users where app_id = :app and external_user_id = :ext""")
+                .param("app", appId).param("ext", externalUserId)
+                .query(UserRow.class).optional();
+    }
+
+    /** The named user, created if missing, with {@code tags} merged in (key by key). */
+    UUID upsertNamed(UUID appId, String externalUserId, Map<String, String> tags) {
+        return jdbc.sql("""
+                        insert into users as u (id, app_id, external_user_id, tags)
+                        values (:id, :app, :ext, cast(:tags as jsonb))
+                        on conflict (app_id, external_user_id) where external_user_id is not null
+                        do update set tags = u.tags || excluded.tags,
+                                      updated_at = case when excluded.tags = '{}'::jsonb then u.updated_at else now() end
+                        returning id""")
+                .param("id", UUID.randomUUID()).param("app", appId).param("ext", externalUserId)
+                .param("tags", toJson(tags))
+                .query(UUID.class).single();
+    }
+
+    UUID insertAnonymous(UUID appId, Map<String, String> tags) {
+        return jdbc.sql("insert into users (id, app_id, tags) values (:id, :app, cast(:tags as jsonb)) returning id")
+                .param("id", UUID.randomUUID()).param("app", appId).param("tags", toJson(tags))
+                .query(UUID.class).single();
+    }
+
+    /** Whether the user is anonymous (has no external id); empty when it does not exist. */
+    Optional<Boolean> isAnonymous(UUID appId, UUID userId) {
+        return jdbc.sql("select external_user_id is null from users where app_id = :app and id = :id")
+                .param("app", appId).param("id", userId).query(Boolean.class).optional();
+    }
+
+    void mergeTags(UUID appId, UUID userId, Map<String, String> tags) {
+        if (tags == null || tags.isEmpty()) return;
+        jdbc.sql("update users set tags = tags || cast(:tags as jsonb), updated_at = now() where app_id = :app and id = :id")
+                .param("app", appId).param("id", userId).param("tags", toJson(tags)).update();
+    }
+
+    /**
+     * Folds an anonymous user into a named one: the named user's tags win over the anonymous
+     * ones, and the anonymous record goes once no device points at it.
+     */
+    void absorbAnonymous(UUID appId, UUID anonymousId, UUID namedId) {
+        jdbc.sql("""
+                        update users n set tags = a.tags || n.tags, updated_at = now()
+                        from users a
+                        where n.app_id = :app and n.id = :named and a.app_id = :app and a.id = :anon""")
+                .param("app", appId).param("named", namedId).param("anon", anonymousId).update();
+    }
+
+    void deleteAnonymousIfUnused(UUID appId, UUID userId) {
+        jdbc.sql("""
+                        delete from users u where u.app_id = :app and u.id = :id and u.external_user_id is null
+                        and not exists (select 1 from devices d where d.user_id = u.id)""")
+                .param("app", appId).param("id", userId).update();
+    }
+
+    /** Applies a PATCH: null arguments leave the column unchanged; objects replace the stored ones whole. */
+    UUID patch(UUID appId, String externalUserId, String locale, boolean setLocale, String timezone, boolean setTimezone,
+               Map<String, String> tags, Map<String, Object> properties) {
+        return jdbc.sql("""
+                        insert into users as u (id, app_id, external_user_id, locale, timezone, tags, properties)
+                        values (:id, :app, :ext, :locale, :tz, coalesce(cast(:tags as jsonb), '{}'::jsonb),
+                                coalesce(cast(:props as jsonb), '{}'::jsonb))
+                        on conflict (app_id, external_user_id) where external_user_id is not null
+                        do update set locale = case when :setLocale then excluded.locale else u.locale end,
+                                      timezone = case when :setTz then excluded.timezone else u.timezone end,
+                                      tags = coalesce(cast(:tags as jsonb), u.tags),
+                                      properties = coalesce(cast(:props as jsonb), u.properties),
+                                      updated_at = now()
+                        returning id""")
+                .param("id", UUID.randomUUID()).param("app", appId).param("ext", externalUserId)
+                .param("locale", locale).param("setLocale", setLocale)
+                .param("tz", timezone).param("setTz", setTimezone)
+                .param("tags", tags == null ? null : toJson(tags))
+                .param("props", properties == null ? null : toJson(properties))
+                .query(UUID.class).single();
+    }
+
+    /** Disables and detaches every device of the user, then removes the user (aliases cascade). */
+    boolean delete(UUID appId, String externalUserId) {
+        Optional<UUID> id = jdbc.sql("select id from users where app_id = :app and external_user_id = :ext for update")
+                .param("app", appId).param("ext", externalUserId).query(UUID.class).optional();
+        if (id.isEmpty()) return false;
+        jdbc.sql("""
+                        update devices set enabled = false, user_id = null, updated_at = now()
+                        where app_id = :app and user_id = :user""")
+                .param("app", appId).param("user", id.get()).update();
+        jdbc.sql("delete from users where app_id = :app and id = :id").param("app", appId).param("id", id.get()).update();
+        return true;
+    }
+
+    record AliasRow(String label, String value) {
+    }
+
+    List<AliasRow> aliases(UUID appId, UUID userId) {
+        return jdbc.sql("select label, value from aliases where app_id = :app and user_id = :user order by label, value")
+                .param("app", appId).param("user", userId).query(AliasRow.class).list();
+    }
+
+    /** Creates the alias or moves it here from another user of the same app. */
+    void putAlias(UUID appId, UUID userId, String label, String value) {
+        jdbc.sql("""
+                        insert into aliases (app_id, label, value, user_id) values (:app, :label, :value, :user)
+                        on conflict (app_id, label, value) do update set user_id = excluded.user_id, created_at = now()""")
+                .param("app", appId).param("label", label).param("value", value).param("user", userId).update();
+    }
+
+    boolean deleteAlias(UUID appId, UUID userId, String label, String value) {
+        return jdbc.sql("delete from aliases where app_id = :app and user_id = :user and label = :label and value = :value")
+                .param("app", appId).param("user", userId).param("label", label).param("value", value).update() == 1;
+    }
+
+    private String toJson(Object value) {
+        return json.writeValueAsString(value == null ? Map.of() : value);
+    }
+}

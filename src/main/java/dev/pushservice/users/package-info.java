@@ -1,0 +1,6 @@
+/**
+ * Users (named by the customer's {@code external_user_id}, or anonymous for devices registered
+ * without one), their tags and properties, and aliases. Tags are a user's; a device is selected by
+ * its user's tags. Internal ids never leave this service.
+ */
+package dev.pushservice.users;

@@ -1,0 +1,451 @@
+package dev.pushservice.devices;
+
+import static dev.pushservice.support.ApiAssertions.assertError;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.ECDSASigner;
+import com.nimbusds.jose.crypto.MACSigner;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import java.security.KeyPairGenerator;
+import java.security.interfaces.ECPublicKey;
+import java.security.spec.ECGenParameterSpec;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Date;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import tools.jackson.databind.JsonNode;
+
+class DeviceRegistrationTests extends ApiTest {
+
+    @Autowired
+    JdbcClient jdbc;
+
+    static String iosToken() {
+        byte[] b = new byte[32];
+        ThreadLocalRandom.current().nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    static String webSubscription(String endpoint) throws Exception {
+        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+        g.initialize(new ECGenParameterSpec("secp256r1"));
+        ECPublicKey pub = (ECPublicKey) g.generateKeyPair().getPublic();
+        byte[] point = new byte[65];
+        point[0] = 4;
+        byte[] x = pub.getW().getAffineX().toByteArray();
+        byte[] y = pub.getW().getAffineY().toByteArray();
+        System.arraycopy(x, Math.max(0, x.length - 32), point, 1 + Math.max(0, 32 - x.length), Math.min(32, x.length));
+        System.arraycopy(y, Math.max(0, y.length - 32), point, 33 + Math.max(0, 32 - y.length), Math.min(32, y.length));
+        byte[] auth = new byte[16];
+        ThreadLocalRandom.current().nextBytes(auth);
+        var enc = Base64.getUrlEncoder().withoutPadding();
+        return "{\"endpoint\":\"" + endpoint + "\",\"keys\":{\"p256dh\":\"" + enc.encodeToString(point)
+                + "\",\"auth\":\"" + enc.encodeToString(auth) + "\"}}";
+    }
+
+    static String json(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    TestApi.Response register(TestApp app, String body) {
+        return api.post("/v1/devices/register", app.publicKey(), body);
+    }
+
+    int deviceCount(TestApp app) {
+        return jdbc.sql("select count(*) from devices where app_id = :app").param("app", app.appId()).query(Integer.class).single();
+    }
+
+    @Test
+    void newTokenCreatesDeviceAndKnownTokenRefreshesIt() {
+        TestApp app = newApp();
+        String token = iosToken();
+        TestApi.Response created = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token + "\",\"app_version\":\"1.0\","
+                + "\"device_model\":\"iPhone15,2\",\"os_version\":\"17.1\",\"locale\":\"en-US\",\"timezone\":\"Europe/Berlin\"}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(201);
+        JsonNode device = created.json();
+        UUID id = UUID.fromString(device.path("device_id").asString());
+        assertThat(device.path("enabled").asBoolean()).isTrue();
+        assertThat(device.path("timezone").asString()).isEqualTo("Europe/Berlin");
+        assertThat(created.body()).doesNotContain(token);
+
+        TestApi.Response again = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token.toUpperCase() + "\",\"app_version\":\"1.1\"}");
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.json().path("device_id").asString()).isEqualTo(id.toString());
+        assertThat(again.json().path("app_version").asString()).isEqualTo("1.1");
+        assertThat(again.json().path("device_model").asString()).isEqualTo("iPhone15,2");
+        assertThat(deviceCount(app)).isEqualTo(1);
+    }
+
+    @Test
+    void registeringADisabledDeviceReEnablesIt() {
+        TestApp app = newApp();
+        String token = "fcm-" + UUID.randomUUID();
+        String id = register(app, "{\"platform\":\"android\",\"push_token\":\"" + token + "\"}").json().path("device_id").asString();
+        TestApi.Response deleted = api.delete("/v1/devices/" + id, app.publicKey());
+        assertThat(deleted.status()).isEqualTo(200);
+        assertThat(deleted.json().path("enabled").asBoolean()).isFalse();
+        assertThat(deleted.json().path("invalidated").asBoolean()).isTrue();
+        assertThat(api.delete("/v1/devices/" + id, app.publicKey()).status()).isEqualTo(404);
+        TestApi.Response back = register(app, "{\"platform\":\"android\",\"push_token\":\"" + token + "\"}");
+        assertThat(back.status()).isEqualTo(200);
+        assertThat(back.json().path("device_id").asString()).isEqualTo(id);
+        assertThat(back.json().path("enabled").asBoolean()).isTrue();
+        assertThat(back.json().path("invalidated").asBoolean()).isFalse();
+    }
+
+    @Test
+    void concurrentRegistrationsOfOneTokenCreateOneDevice() throws Exception {
+        TestApp app = newApp();
+        String body = "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}";
+        ExecutorService pool = Executors.newFixedThreadPool(12);
+        List<Future<TestApi.Response>> results = new ArrayList<>();
+        for (int i = 0; i < 12; i++) results.add(pool.submit(() -> register(app, body)));
+        List<Integer> statuses = new ArrayList<>();
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        for (Future<TestApi.Response> f : results) {
+            TestApi.Response r = f.get();
+            statuses.add(r.status());
+            ids.add(r.json().path("device_id").asString());
+        }
+        pool.shutdown();
+        assertThat(statuses).containsOnly(200, 201);
+        assertThat(statuses.stream().filter(s -> s == 201).count()).isEqualTo(1);
+        assertThat(ids).hasSize(1);
+        assertThat(deviceCount(app)).isEqualTo(1);
+    }
+
+    @Test
+    void webSubscriptionIsCheckedAndIdentifiedByEndpoint() throws Exception {
+        TestApp app = newApp();
+        String endpoint = "https://push.example.com/send/" + UUID.randomUUID();
+        TestApi.Response created = register(app, "{\"platform\":\"web\",\"push_token\":" + json(webSubscription(endpoint)) + "}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(201);
+        TestApi.Response resubscribed = register(app, "{\"platform\":\"web\",\"push_token\":" + json(webSubscription(endpoint)) + "}");
+        assertThat(resubscribed.status()).isEqualTo(200);
+        assertThat(resubscribed.json().path("device_id").asString()).isEqualTo(created.json().path("device_id").asString());
+        assertThat(created.body()).doesNotContain(endpoint);
+    }
+
+    @Test
+    void badTokensAreRejectedPerPlatform() throws Exception {
+        TestApp app = newApp();
+        String valid = webSubscription("https://push.example.com/x");
+        String offCurve = valid.replaceFirst("\"p256dh\":\"B", "\"p256dh\":\"A");
+        List<String> bodies = List.of(
+                "{\"platform\":\"ios\",\"push_token\":\"not-hex-zz\"}",
+                "{\"platform\":\"ios\",\"push_token\":\"abc\"}",
+                "{\"platform\":\"android\",\"push_token\":\"has space\"}",
+                "{\"platform\":\"android\",\"push_token\":\"\"}",
+                "{\"platform\":\"web\",\"push_token\":\"{not json\"}",
+                "{\"platform\":\"web\",\"push_token\":" + json(valid.replace("https://push.example.com/x", "http://push.example.com/x")) + "}",
+                "{\"platform\":\"web\",\"push_token\":" + json(valid.replace("https://push.example.com/x", "https://127.0.0.1/x")) + "}",
+                "{\"platform\":\"web\",\"push_token\":" + json(valid.replace("https://push.example.com/x", "/relative")) + "}",
+                "{\"platform\":\"web\",\"push_token\":" + json(valid.replaceFirst("\"auth\":\"[^\"]+\"", "\"auth\":\"AAAA\"")) + "}",
+                "{\"platform\":\"web\",\"push_token\":" + json(valid.replaceFirst("\"p256dh\":\"[^\"]+\"", "\"p256dh\":\"AAAA\"")) + "}",
+                "{\"platform\":\"web\",\"push_token\":" + json("{\"endpoint\":\"https://push.example.com/x\"}") + "}",
+                "{\"platform\":\"ios\",\"push_token\":\"" + "ab".repeat(1025) + "\"}");
+        for (String body : bodies) {
+            TestApi.Response r = register(app, body);
+            assertThat(r.status()).as(body + " -> " + r).isEqualTo(422);
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).as(body).contains("push_token");
+        }
+        if (!offCurve.equals(valid)) {
+            TestApi.Response r = register(app, "{\"platform\":\"web\",\"push_token\":" + json(offCurve) + "}");
+            assertThat(r.status()).isEqualTo(422);
+        }
+        assertThat(deviceCount(app)).isZero();
+    }
+
+    @Test
+    void everyFieldIsValidatedAndNothingIsStored() {
+        TestApp app = newApp();
+        String token = iosToken();
+        record Case(String fieldJson, String field) {
+        }
+        List<Case> cases = List.of(
+                new Case("\"platform\":\"windows\"", "platform"),
+                new Case("\"platform\":7", "platform"),
+                new Case("\"push_token\":12345", "push_token"),
+                new Case("\"external_user_id\":\"" + "u".repeat(191) + "\"", "external_user_id"),
+                new Case("\"external_user_id\":42", "external_user_id"),
+                new Case("\"identity_token\":\"" + "t".repeat(8193) + "\"", "identity_token"),
+                new Case("\"app_version\":\"" + "1".repeat(51) + "\"", "app_version"),
+                new Case("\"app_version\":1.5", "app_version"),
+                new Case("\"device_model\":\"" + "m".repeat(121) + "\"", "device_model"),
+                new Case("\"os_version\":\"" + "1".repeat(51) + "\"", "os_version"),
+                new Case("\"locale\":\"" + "e".repeat(21) + "\"", "locale"),
+                new Case("\"locale\":\"en US!\"", "locale"),
+                new Case("\"timezone\":\"Mars/Olympus_Mons\"", "timezone"),
+                new Case("\"timezone\":\"+02:00\"", "timezone"),
+                new Case("\"timezone\":\"" + "E".repeat(65) + "\"", "timezone"),
+                new Case("\"tags\":[1,2]", "tags"),
+                new Case("\"tags\":{\"nested\":{\"a\":1}}", "tags.nested"),
+                new Case("\"tags\":{\"list\":[1]}", "tags.list"),
+                new Case("\"tags\":{\"bad key\":\"x\"}", "tags.bad key"),
+                new Case("\"tags\":{\"x\":\"" + "v".repeat(1025) + "\"}", "tags.x"));
+        for (Case c : cases) {
+            String body = "{\"platform\":\"ios\",\"push_token\":\"" + token + "\"," + c.fieldJson() + "}";
+            if (c.fieldJson().startsWith("\"platform\"") || c.fieldJson().startsWith("\"push_token\"")) {
+                body = "{" + (c.field().equals("platform") ? "\"push_token\":\"" + token + "\"," : "\"platform\":\"ios\",") + c.fieldJson() + "}";
+            }
+            TestApi.Response r = register(app, body);
+            assertThat(r.status()).as(c + " -> " + r).isEqualTo(422);
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).as(c.toString()).contains(c.field());
+        }
+        assertThat(register(app, "{\"push_token\":\"" + token + "\"}").json().path("error").path("details")
+                .findValuesAsString("field")).contains("platform");
+        assertThat(register(app, "{}").json().path("error").path("details").findValuesAsString("field"))
+                .contains("platform", "push_token");
+        assertThat(deviceCount(app)).isZero();
+    }
+
+    @Test
+    void tagsAreStoredAsStringsOnTheUser() {
+        TestApp app = newApp();
+        TestApi.Response r = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"tagger\","
+                + "\"tags\":{\"plan\":\"pro\",\"level\":7,\"ratio\":1.5,\"beta\":true,\"cleared\":null,\"a.b_c-d\":\"ok\"}}");
+        assertThat(r.status()).isEqualTo(201);
+        JsonNode tags = r.json().path("tags");
+        assertThat(tags.path("plan").asString()).isEqualTo("pro");
+        assertThat(tags.path("level").isString()).isTrue();
+        assertThat(tags.path("level").asString()).isEqualTo("7");
+        assertThat(tags.path("ratio").asString()).isEqualTo("1.5");
+        assertThat(tags.path("beta").asString()).isEqualTo("true");
+        assertThat(tags.path("cleared").asString()).isEmpty();
+        assertThat(tags.path("a.b_c-d").asString()).isEqualTo("ok");
+        JsonNode user = api.get("/v1/users/tagger", app.serverKey()).json();
+        assertThat(user.path("tags").path("plan").asString()).isEqualTo("pro");
+    }
+
+    @Test
+    void anonymousDeviceTagsMoveToTheUserItLaterNames() {
+        TestApp app = newApp();
+        String token = iosToken();
+        TestApi.Response anon = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token + "\",\"tags\":{\"source\":\"ad\"}}");
+        assertThat(anon.json().path("external_user_id").isNull()).isTrue();
+        assertThat(anon.json().path("tags").path("source").asString()).isEqualTo("ad");
+        api.patch("/v1/users/anna", app.serverKey(), "{\"tags\":{\"plan\":\"gold\",\"source\":\"crm\"}}");
+        TestApi.Response named = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token + "\",\"external_user_id\":\"anna\"}");
+        assertThat(named.status()).isEqualTo(200);
+        assertThat(named.json().path("external_user_id").asString()).isEqualTo("anna");
+        assertThat(named.json().path("tags").path("plan").asString()).isEqualTo("gold");
+        assertThat(named.json().path("tags").path("source").asString()).isEqualTo("crm");
+        assertThat(jdbc.sql("select count(*) from users where app_id = :app and external_user_id is null")
+                .param("app", app.appId()).query(Integer.class).single()).isZero();
+    }
+
+    @Test
+    void identityVerificationAcceptsOnlyValidEs256Tokens() throws Exception {
+        TestApp app = newApp();
+        ECKey key = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
+        ECKey other = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
+        TestApi.Response set = api.patch("/v1/app/settings", app.serverKey(), "{\"identity_verification\":{\"required\":true,"
+                + "\"issuer\":\"https://backend.example\",\"keys\":[" + key.toPublicJWK().toJSONString() + "]}}");
+        assertThat(set.status()).as(set.toString()).isEqualTo(200);
+        assertThat(set.body()).doesNotContain("\"d\"");
+        String aud = app.appId().toString();
+        Date future = new Date(System.currentTimeMillis() + 600_000);
+
+        String missing = "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"u1\"}";
+        assertIdentityRejected(register(app, missing));
+        assertThat(register(app, body("u1", sign(key, "https://backend.example", aud, "u1", future))).status()).isEqualTo(201);
+        assertIdentityRejected(register(app, body("u1", sign(other, "https://backend.example", aud, "u1", future))));
+        assertIdentityRejected(register(app, body("u1", sign(key, "https://backend.example", aud, "u2", future))));
+        assertIdentityRejected(register(app, body("u1", sign(key, "https://backend.example", aud, "u1",
+                new Date(System.currentTimeMillis() - 3_600_000)))));
+        assertIdentityRejected(register(app, body("u1", sign(key, "https://evil.example", aud, "u1", future))));
+        assertIdentityRejected(register(app, body("u1", sign(key, "https://backend.example", UUID.randomUUID().toString(), "u1", future))));
+        assertIdentityRejected(register(app, body("u1", sign(key, "https://backend.example", aud, "u1", null))));
+        SignedJWT hs = new SignedJWT(new JWSHeader(JWSAlgorithm.HS256), new JWTClaimsSet.Builder()
+                .issuer("https://backend.example").audience(aud).subject("u1").expirationTime(future).build());
+        hs.sign(new MACSigner(new byte[32]));
+        assertIdentityRejected(register(app, body("u1", hs.serialize())));
+        assertIdentityRejected(register(app, body("u1", "not.a.jwt")));
+        // anonymous registrations do not claim an identity
+        assertThat(register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}").status()).isEqualTo(201);
+    }
+
+    @Test
+    void identitySettingsRejectPrivateOrWrongKeys() throws Exception {
+        TestApp app = newApp();
+        ECKey key = new ECKeyGenerator(Curve.P_256).keyID("k1").generate();
+        ECKey p384 = new ECKeyGenerator(Curve.P_384).keyID("k2").generate();
+        for (String keys : List.of(key.toJSONString(), p384.toPublicJWK().toJSONString(), "{\"kty\":\"RSA\"}", "\"text\"")) {
+            TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(),
+                    "{\"identity_verification\":{\"issuer\":\"i\",\"keys\":[" + keys + "]}}");
+            assertThat(r.status()).as(keys).isEqualTo(422);
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).contains("identity_verification.keys[0]");
+        }
+        TestApi.Response noKeys = api.patch("/v1/app/settings", app.serverKey(), "{\"identity_verification\":{\"required\":true}}");
+        assertThat(noKeys.status()).isEqualTo(422);
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("identity_verification").path("required").asBoolean()).isFalse();
+    }
+
+    private void assertIdentityRejected(TestApi.Response r) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(422);
+        assertThat(r.json().path("error").path("details").findValuesAsString("field")).contains("identity_token");
+    }
+
+    private static String body(String user, String identityToken) {
+        return "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"" + user
+                + "\",\"identity_token\":\"" + identityToken + "\"}";
+    }
+
+    private static String sign(ECKey key, String issuer, String audience, String subject, Date exp) throws Exception {
+        JWTClaimsSet.Builder claims = new JWTClaimsSet.Builder().issuer(issuer).audience(audience).subject(subject);
+        if (exp != null) claims.expirationTime(exp);
+        SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.ES256).keyID(key.getKeyID()).type(JOSEObjectType.JWT).build(),
+                claims.build());
+        jwt.sign(new ECDSASigner(key));
+        return jwt.serialize();
+    }
+
+    @Test
+    void activeDeviceLimitIsExactUnderConcurrency() throws Exception {
+        TestApp app = newApp();
+        jdbc.sql("update organisations set active_device_limit = 5 where id = :org").param("org", app.orgId()).update();
+        ExecutorService pool = Executors.newFixedThreadPool(10);
+        List<Callable<TestApi.Response>> tasks = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            tasks.add(() -> register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}"));
+        }
+        List<Integer> statuses = new ArrayList<>();
+        for (Future<TestApi.Response> f : pool.invokeAll(tasks)) statuses.add(f.get().status());
+        pool.shutdown();
+        assertThat(statuses.stream().filter(s -> s == 201).count()).isEqualTo(5);
+        assertThat(statuses.stream().filter(s -> s == 409).count()).isEqualTo(15);
+        assertThat(deviceCount(app)).isEqualTo(5);
+
+        TestApi.Response refused = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}");
+        assertError(refused, 409, "conflict");
+        // disabling one frees a slot; re-enabling a disabled one takes it again
+        String id = api.get("/v1/devices?limit=1", app.serverKey()).json().path("data").get(0).path("device_id").asString();
+        assertThat(api.delete("/v1/devices/" + id, app.publicKey()).status()).isEqualTo(200);
+        String fresh = iosToken();
+        assertThat(register(app, "{\"platform\":\"ios\",\"push_token\":\"" + fresh + "\"}").status()).isEqualTo(201);
+        assertThat(jdbc.sql("select active from org_device_usage where org_id = :org").param("org", app.orgId())
+                .query(Long.class).single()).isEqualTo(5);
+    }
+
+    @Test
+    void stagedMigrationRecordsAreClaimed() {
+        TestApp app = newApp();
+        String uuidToken = iosToken();
+        String otherToken = "fcm-" + UUID.randomUUID();
+        String unmatchedToken = iosToken();
+        UUID sourceUuid = UUID.randomUUID();
+        stage(app, "ios", uuidToken, "onesignal", sourceUuid.toString(), "migrated-user", "{\"plan\":\"legacy\",\"n\":3}", "Asia/Tokyo");
+        stage(app, "android", otherToken, "airship", "channel-123", null, null, "+05:00");
+        stage(app, "android", unmatchedToken, "airship", "channel-999", null, null, null);
+
+        TestApi.Response a = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + uuidToken + "\",\"app_version\":\"2.0\"}");
+        assertThat(a.status()).isEqualTo(201);
+        assertThat(a.json().path("device_id").asString()).isEqualTo(sourceUuid.toString());
+        assertThat(a.json().path("migrated_from").path("provider").asString()).isEqualTo("onesignal");
+        assertThat(a.json().path("migrated_from").path("source_id").asString()).isEqualTo(sourceUuid.toString());
+        assertThat(a.json().path("external_user_id").asString()).isEqualTo("migrated-user");
+        assertThat(a.json().path("tags").path("plan").asString()).isEqualTo("legacy");
+        assertThat(a.json().path("tags").path("n").asString()).isEqualTo("3");
+        assertThat(a.json().path("timezone").asString()).isEqualTo("Asia/Tokyo");
+        assertThat(a.json().path("app_version").asString()).isEqualTo("2.0");
+
+        TestApi.Response b = register(app, "{\"platform\":\"android\",\"push_token\":\"" + otherToken + "\"}");
+        assertThat(b.status()).isEqualTo(201);
+        UUID derived = DeviceService.nameBased("airship:channel-123");
+        assertThat(b.json().path("device_id").asString()).isEqualTo(derived.toString());
+        assertThat(DeviceService.nameBased("airship:channel-123")).isEqualTo(derived);
+        assertThat(derived.version()).isEqualTo(5);
+        assertThat(b.json().path("timezone").isNull()).as("numeric offsets are ignored").isTrue();
+
+        // the unmatched staged android row does not block an ios registration with another token, nor its own platform mismatch
+        TestApi.Response c = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + unmatchedToken + "\"}");
+        assertThat(c.status()).isEqualTo(201);
+        assertThat(c.json().path("migrated_from").isNull()).isTrue();
+
+        // a staged UUID already used by another device never blocks: the device gets a fresh id
+        TestApp other = newApp();
+        String clash = iosToken();
+        stage(other, "ios", clash, "onesignal", sourceUuid.toString(), null, null, null);
+        TestApi.Response d = register(other, "{\"platform\":\"ios\",\"push_token\":\"" + clash + "\"}");
+        assertThat(d.status()).isEqualTo(201);
+        assertThat(d.json().path("device_id").asString()).isNotEqualTo(sourceUuid.toString());
+        assertThat(d.json().path("migrated_from").path("provider").asString()).isEqualTo("onesignal");
+
+        assertThat(jdbc.sql("select count(*) from migration_staged_devices where app_id = :app and claimed_at is not null")
+                .param("app", app.appId()).query(Integer.class).single()).isEqualTo(2);
+    }
+
+    private void stage(TestApp app, String platform, String token, String provider, String sourceId, String user, String tags, String tz) {
+        String identity = platform.equals("ios") ? token.toLowerCase() : token;
+        jdbc.sql("""
+                        insert into migration_staged_devices (app_id, platform, token_hash, source_provider, source_device_id,
+                                                              external_user_id, tags, timezone)
+                        values (:app, :platform, :hash, :provider, :source, :user, cast(:tags as jsonb), :tz)""")
+                .param("app", app.appId()).param("platform", platform).param("hash", PushTokens.sha256(identity))
+                .param("provider", provider).param("source", sourceId).param("user", user).param("tags", tags).param("tz", tz)
+                .update();
+    }
+
+    @Test
+    void readsAreScopedFilteredPaginatedAndNeverShowTokens() {
+        TestApp app = newApp();
+        TestApp other = newApp();
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String t = iosToken();
+            tokens.add(t);
+            register(app, "{\"platform\":\"ios\",\"push_token\":\"" + t + "\"}");
+        }
+        String androidId = register(app, "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"}")
+                .json().path("device_id").asString();
+        api.delete("/v1/devices/" + androidId, app.serverKey());
+        String foreign = register(other, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}").json().path("device_id").asString();
+
+        TestApi.Response all = api.get("/v1/devices", app.serverKey());
+        assertThat(all.status()).isEqualTo(200);
+        assertThat(all.json().path("data")).hasSize(4);
+        assertThat(all.json().path("pagination").path("has_more").asBoolean()).isFalse();
+        tokens.forEach(t -> assertThat(all.body()).doesNotContain(t));
+        assertThat(api.get("/v1/devices?platform=ios", app.serverKey()).json().path("data")).hasSize(3);
+        assertThat(api.get("/v1/devices?enabled=false", app.serverKey()).json().path("data")).hasSize(1);
+        assertThat(api.get("/v1/devices?platform=android&enabled=true", app.serverKey()).json().path("data")).isEmpty();
+        TestApi.Response page1 = api.get("/v1/devices?limit=3&page=1", app.serverKey());
+        assertThat(page1.json().path("data")).hasSize(3);
+        assertThat(page1.json().path("pagination").path("has_more").asBoolean()).isTrue();
+        TestApi.Response page2 = api.get("/v1/devices?limit=3&page=2", app.serverKey());
+        assertThat(page2.json().path("data")).hasSize(1);
+        assertThat(page2.json().path("pagination").path("has_more").asBoolean()).isFalse();
+
+        assertThat(api.get("/v1/devices/" + androidId, app.serverKey()).json().path("platform").asString()).isEqualTo("android");
+        assertError(api.get("/v1/devices/" + foreign, app.serverKey()), 404, "not_found");
+        assertError(api.delete("/v1/devices/" + foreign, app.serverKey()), 404, "not_found");
+        assertError(api.get("/v1/devices/not-a-uuid", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices?platform=windows", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices?enabled=yes", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices?limit=0", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices?limit=201", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices?page=abc", app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/devices", app.publicKey()), 403, "forbidden");
+        assertError(api.get("/v1/devices/" + androidId, app.publicKey()), 403, "forbidden");
+        assertError(api.get("/v1/users/anyone", app.publicKey()), 403, "forbidden");
+    }
+}

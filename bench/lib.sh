@@ -1,0 +1,56 @@
+# Shared helpers for the benchmark scripts: find a JDK 21+, build the jar, start and stop the service.
+# shellcheck shell=bash
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+find_java() {
+  local candidates=("${JAVA_HOME:-}" /usr/lib/jvm/* /Library/Java/JavaVirtualMachines/*/Contents/Home)
+  for home in "${candidates[@]}"; do
+    [ -n "$home" ] && [ -x "$home/bin/java" ] || continue
+    local v
+    v=$("$home/bin/java" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
+    if [ "${v%%.*}" -ge 21 ] 2>/dev/null; then echo "$home/bin/java"; return; fi
+  done
+  echo "No JDK 21+ found; set JAVA_HOME" >&2; exit 1
+}
+
+build_jar() {
+  if [ ! -f "$ROOT/target/push-service.jar" ] || [ -n "$(find "$ROOT/src/main" -newer "$ROOT/target/push-service.jar" -print -quit)" ]; then
+    echo "building target/push-service.jar ..."
+    (cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests package)
+  fi
+}
+
+need_wrk() {
+  if ! command -v wrk >/dev/null; then
+    echo "installing wrk (Debian package) ..."
+    if [ "$(id -u)" = 0 ]; then apt-get install -y -qq wrk >/dev/null; else sudo apt-get install -y -qq wrk >/dev/null; fi
+  fi
+}
+
+# start_service PORT DATA_DIR [extra env assignments...]: starts the jar on the embedded PostgreSQL, waits until it answers.
+start_service() {
+  local port=$1 data=$2; shift 2
+  local java; java=$(find_java)
+  mkdir -p "$data"
+  env PORT="$port" PUSH_DATA_DIR="$data" PUSH_LOG_FORMAT=text "$@" \
+    "$java" -jar "$ROOT/target/push-service.jar" >"$data/service.log" 2>&1 &
+  SERVICE_PID=$!
+  for _ in $(seq 1 120); do
+    if curl -fs -o /dev/null "http://127.0.0.1:$port/openapi.yaml" || curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1" | grep -q 401; then
+      return 0
+    fi
+    kill -0 "$SERVICE_PID" 2>/dev/null || { echo "service exited; see $data/service.log" >&2; tail -30 "$data/service.log" >&2; exit 1; }
+    sleep 1
+  done
+  echo "service did not start within 120 s" >&2; exit 1
+}
+
+stop_service() {
+  [ -n "${SERVICE_PID:-}" ] && kill "$SERVICE_PID" 2>/dev/null && wait "$SERVICE_PID" 2>/dev/null || true
+}
+
+bootstrap_key() { # bootstrap_key DATA_DIR server|public
+  local pattern=ps_live_; [ "$2" = public ] && pattern=ps_public_
+  grep -o "${pattern}[A-Za-z0-9_-]*" "$1/bootstrap-keys.txt" | head -n 1
+}

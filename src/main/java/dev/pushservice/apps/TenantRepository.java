@@ -4,6 +4,7 @@ import dev.pushservice.platform.auth.ApiKeyResolver;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.config.PushProperties;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -26,14 +27,18 @@ class TenantRepository implements ApiKeyResolver {
             "k.id, k.app_id, k.kind, k.name, k.hint, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at";
 
     private final JdbcClient jdbc;
+    private final Integer defaultDeviceLimit;
 
-    TenantRepository(JdbcClient jdbc) {
+    TenantRepository(JdbcClient jdbc, PushProperties properties) {
         this.jdbc = jdbc;
+        this.defaultDeviceLimit = properties.activeDeviceLimitForNewOrganisations();
     }
 
     Tenants.Organisation insertOrganisation(String name) {
-        return jdbc.sql("insert into organisations (id, name) values (:id, :name) returning id, name, active_device_limit, created_at")
-                .param("id", UUID.randomUUID()).param("name", name)
+        return jdbc.sql("""
+                        insert into organisations (id, name, active_device_limit) values (:id, :name, :limit)
+                        returning id, name, active_device_limit, created_at""")
+                .param("id", UUID.randomUUID()).param("name", name).param("limit", defaultDeviceLimit)
                 .query(TenantRepository::organisation).single();
     }
 

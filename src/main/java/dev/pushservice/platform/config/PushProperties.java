@@ -15,6 +15,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param roles which parts run in this instance: {@code api}, {@code worker}, {@code scheduler}
  * @param maxRequestBytes largest accepted request body
  * @param rateLimit per-organisation and per-app request limits
+ * @param defaultActiveDeviceLimit the active-device limit new organisations get; 0 means unlimited
  */
 @ConfigurationProperties(prefix = "push")
 public record PushProperties(
@@ -25,7 +26,8 @@ public record PushProperties(
         Set<String> roles,
         long maxRequestBytes,
         RateLimit rateLimit,
-        Database database) {
+        Database database,
+        long defaultActiveDeviceLimit) {
 
     public PushProperties {
         if (dataDir == null) dataDir = Path.of("data");
@@ -33,6 +35,12 @@ public record PushProperties(
         if (maxRequestBytes <= 0) maxRequestBytes = 1024 * 1024;
         if (rateLimit == null) rateLimit = new RateLimit(0, 0, 0, 0);
         if (database == null) database = new Database(0, null);
+        if (defaultActiveDeviceLimit < 0) throw new IllegalArgumentException("PUSH_DEFAULT_ACTIVE_DEVICE_LIMIT must be >= 0");
+    }
+
+    /** The limit for a new organisation, or null for none. */
+    public Integer activeDeviceLimitForNewOrganisations() {
+        return defaultActiveDeviceLimit == 0 ? null : (int) Math.min(Integer.MAX_VALUE, defaultActiveDeviceLimit);
     }
 
     public boolean embeddedDatabase() {

@@ -58,7 +58,7 @@ class UserController {
     @PatchMapping
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    UserView patch(ApiPrincipal caller, @PathVariable String externalUserId, @RequestBody JsonNode body) {
+    public UserView patch(ApiPrincipal caller, @PathVariable String externalUserId, @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         JsonInput in = JsonInput.object(body);
         String locale = in.string("locale", 20);
@@ -90,7 +90,7 @@ class UserController {
     @DeleteMapping
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    Map<String, Object> delete(ApiPrincipal caller, @PathVariable String externalUserId) {
+    public Map<String, Object> delete(ApiPrincipal caller, @PathVariable String externalUserId) {
         String id = checkedId(externalUserId);
         if (!users.delete(caller.appId(), id)) throw ApiException.notFound("User");
         return Map.of("external_user_id", id, "deleted", true);
@@ -99,7 +99,7 @@ class UserController {
     @PostMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable String externalUserId,
+    public ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable String externalUserId,
                                                  @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         UserView.Alias alias = alias(body);
@@ -112,7 +112,7 @@ class UserController {
     @DeleteMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable String externalUserId,
+    public Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable String externalUserId,
                                     @RequestBody(required = false) JsonNode body) {
         String id = checkedId(externalUserId);
         if (body == null) throw ApiException.invalid("label", "a JSON body with label and value is required");

@@ -1,0 +1,27 @@
+package dev.pushservice.platform.docs;
+
+import java.time.Duration;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.CacheControl;
+import org.springframework.web.servlet.config.annotation.ResourceHandlerRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.resource.LiteWebJarsResourceResolver;
+
+/**
+ * Serves the Swagger UI webjar under {@code /webjars/swagger-ui/…} without its version in the URL
+ * (resolved by webjars-locator-lite), so the docs page needs no change when the webjar is upgraded.
+ * Boot's default static mappings are off ({@code spring.web.resources.add-mappings: false}); this is
+ * the only static content the service serves.
+ */
+@Configuration(proxyBeanMethods = false)
+class DocsResources implements WebMvcConfigurer {
+
+    @Override
+    public void addResourceHandlers(ResourceHandlerRegistry registry) {
+        registry.addResourceHandler("/webjars/swagger-ui/**")
+                .addResourceLocations("classpath:/META-INF/resources/webjars/swagger-ui/")
+                .setCacheControl(CacheControl.maxAge(Duration.ofHours(1)))
+                .resourceChain(true)
+                .addResolver(new LiteWebJarsResourceResolver());
+    }
+}

@@ -8,8 +8,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.resource.LiteWebJarsResourceResolver;
 
 /**
- * Serves the Swagger UI webjar under {@code /webjars/swagger-ui/…} without its version in the URL
- * (resolved by webjars-locator-lite), so the docs page needs no change when the webjar is upgraded.
+ * Serves webjars (only Swagger UI is on the classpath) under {@code /webjars/<name>/…} without their
+ * version in the URL (resolved by webjars-locator-lite, which needs the webjar name as the first
+ * path segment), so the docs page needs no change when the webjar is upgraded.
  * Boot's default static mappings are off ({@code spring.web.resources.add-mappings: false}); this is
  * the only static content the service serves.
  */
@@ -18,8 +19,8 @@ class DocsResources implements WebMvcConfigurer {
 
     @Override
     public void addResourceHandlers(ResourceHandlerRegistry registry) {
-        registry.addResourceHandler("/webjars/swagger-ui/**")
-                .addResourceLocations("classpath:/META-INF/resources/webjars/swagger-ui/")
+        registry.addResourceHandler("/webjars/**")
+                .addResourceLocations("classpath:/META-INF/resources/webjars/")
                 .setCacheControl(CacheControl.maxAge(Duration.ofHours(1)))
                 .resourceChain(true)
                 .addResolver(new LiteWebJarsResourceResolver());

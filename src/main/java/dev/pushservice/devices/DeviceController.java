@@ -121,15 +121,15 @@ class DeviceController {
         return devices.list(caller.appId(), platform, enabledFilter, page);
     }
 
-    @GetMapping("/{deviceId}")
+    @GetMapping("/{device_id}")
     @Authorize(Scope.DEVICES_WRITE)
-    DeviceView get(ApiPrincipal caller, @PathVariable String deviceId) {
+    DeviceView get(ApiPrincipal caller, @PathVariable("device_id") String deviceId) {
         return devices.get(caller.appId(), deviceIdOf(deviceId));
     }
 
-    @DeleteMapping("/{deviceId}")
+    @DeleteMapping("/{device_id}")
     @Authorize(value = Scope.DEVICES_WRITE, publicKeyAllowed = true)
-    DeviceView disable(ApiPrincipal caller, @PathVariable String deviceId) {
+    DeviceView disable(ApiPrincipal caller, @PathVariable("device_id") String deviceId) {
         return devices.disable(caller.appId(), deviceIdOf(deviceId));
     }
 

@@ -17,7 +17,7 @@ import tools.jackson.databind.json.JsonMapper;
 class DeviceRepository {
 
     private static final String VIEW = """
-            select d.id, d.platform, d.enabled, d.invalidated_at is not null as invalidated, u.external_user_id,
+            select d.id, d.platform, d.enabled, d.invalidated_at, u.external_user_id,
                    d.app_version, d.device_model, d.os_version, d.locale, d.timezone,
                    coalesce(u.tags, '{}'::jsonb)::text as tags, d.last_seen_at, d.created_at, d.updated_at,
                    d.migrated_provider, d.migrated_source_id
@@ -135,7 +135,7 @@ class DeviceRepository {
     private DeviceView view(ResultSet rs, int n) throws SQLException {
         String provider = rs.getString("migrated_provider");
         return new DeviceView(rs.getObject("id", UUID.class), rs.getString("platform"), rs.getBoolean("enabled"),
-                rs.getBoolean("invalidated"), rs.getString("external_user_id"), rs.getString("app_version"),
+                instant(rs.getTimestamp("invalidated_at")), rs.getString("external_user_id"), rs.getString("app_version"),
                 rs.getString("device_model"), rs.getString("os_version"), rs.getString("locale"), rs.getString("timezone"),
                 json.readTree(rs.getString("tags")), instant(rs.getTimestamp("last_seen_at")),
                 instant(rs.getTimestamp("created_at")), instant(rs.getTimestamp("updated_at")),

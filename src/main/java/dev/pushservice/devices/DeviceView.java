@@ -7,7 +7,7 @@ import tools.jackson.databind.JsonNode;
 /**
  * A device as the API shows it. Never the push token.
  *
- * @param invalidated the provider token no longer works (provider said so, or the device was deleted)
+ * @param invalidatedAt when the token was marked invalid (the provider said so, or the device was deleted), or null
  * @param tags the tags of the device's user
  * @param migratedFrom provenance when the device was claimed from a staged migration record, else null
  */
@@ -15,7 +15,7 @@ public record DeviceView(
         UUID deviceId,
         String platform,
         boolean enabled,
-        boolean invalidated,
+        Instant invalidatedAt,
         String externalUserId,
         String appVersion,
         String deviceModel,

@@ -30,7 +30,7 @@ import tools.jackson.databind.json.JsonMapper;
  * does not exist yet, so a backend can set tags before the first device registers.
  */
 @RestController
-@RequestMapping("/v1/users/{externalUserId}")
+@RequestMapping("/v1/users/{external_user_id}")
 class UserController {
 
     private static final Pattern LABEL = Pattern.compile("[A-Za-z0-9._-]{1,80}");
@@ -51,14 +51,14 @@ class UserController {
 
     @GetMapping
     @Authorize(Scope.DEVICES_WRITE)
-    UserView get(ApiPrincipal caller, @PathVariable String externalUserId) {
+    UserView get(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId) {
         return view(caller.appId(), checkedId(externalUserId));
     }
 
     @PatchMapping
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    public UserView patch(ApiPrincipal caller, @PathVariable String externalUserId, @RequestBody JsonNode body) {
+    public UserView patch(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId, @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         JsonInput in = JsonInput.object(body);
         String locale = in.string("locale", 20);
@@ -90,39 +90,37 @@ class UserController {
     @DeleteMapping
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    public Map<String, Object> delete(ApiPrincipal caller, @PathVariable String externalUserId) {
+    public Map<String, Object> delete(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId) {
         String id = checkedId(externalUserId);
-        if (!users.delete(caller.appId(), id)) throw ApiException.notFound("User");
-        return Map.of("external_user_id", id, "deleted", true);
+        int disabled = users.delete(caller.appId(), id).orElseThrow(() -> ApiException.notFound("User"));
+        return Map.of("external_user_id", id, "deleted", true, "devices_disabled", disabled);
     }
 
     @PostMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    public ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable String externalUserId,
+    public ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
                                                  @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         UserView.Alias alias = alias(body);
         UUID userId = users.upsertNamed(caller.appId(), id, Map.of());
-        users.putAlias(caller.appId(), userId, alias.label(), alias.value());
+        boolean moved = users.putAlias(caller.appId(), userId, alias.label(), alias.value());
         return ResponseEntity.status(HttpStatus.CREATED)
-                .body(Map.of("external_user_id", id, "label", alias.label(), "value", alias.value()));
+                .body(Map.of("external_user_id", id, "label", alias.label(), "value", alias.value(), "moved", moved));
     }
 
     @DeleteMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
     @Transactional
-    public Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable String externalUserId,
+    public Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
                                     @RequestBody(required = false) JsonNode body) {
         String id = checkedId(externalUserId);
         if (body == null) throw ApiException.invalid("label", "a JSON body with label and value is required");
         UserView.Alias alias = alias(body);
         UUID userId = users.find(caller.appId(), id).map(UserRepository.UserRow::id)
                 .orElseThrow(() -> ApiException.notFound("User"));
-        if (!users.deleteAlias(caller.appId(), userId, alias.label(), alias.value())) {
-            throw ApiException.notFound("Alias");
-        }
-        return Map.of("external_user_id", id, "label", alias.label(), "value", alias.value(), "deleted", true);
+        boolean deleted = users.deleteAlias(caller.appId(), userId, alias.label(), alias.value());
+        return Map.of("external_user_id", id, "label", alias.label(), "value", alias.value(), "deleted", deleted);
     }
 
     private UserView view(UUID appId, String externalUserId) {

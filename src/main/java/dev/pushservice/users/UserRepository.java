@@ -106,17 +106,20 @@ class UserRepository {
                 .query(UUID.class).single();
     }
 
-    /** Disables and detaches every device of the user, then removes the user (aliases cascade). */
-    boolean delete(UUID appId, String externalUserId) {
+    /**
+     * Disables and detaches every device of the user, then removes the user (aliases cascade).
+     * Returns how many devices were disabled, or empty when there is no such user.
+     */
+    Optional<Integer> delete(UUID appId, String externalUserId) {
         Optional<UUID> id = jdbc.sql("select id from users where app_id = :app and external_user_id = :ext for update")
                 .param("app", appId).param("ext", externalUserId).query(UUID.class).optional();
-        if (id.isEmpty()) return false;
-        jdbc.sql("""
-                        update devices set enabled = false, user_id = null, updated_at = now()
-                        where app_id = :app and user_id = :user""")
+        if (id.isEmpty()) return Optional.empty();
+        int disabled = jdbc.sql("select count(*) from devices where app_id = :app and user_id = :user and enabled")
+                .param("app", appId).param("user", id.get()).query(Integer.class).single();
+        jdbc.sql("update devices set enabled = false, user_id = null, updated_at = now() where app_id = :app and user_id = :user")
                 .param("app", appId).param("user", id.get()).update();
         jdbc.sql("delete from users where app_id = :app and id = :id").param("app", appId).param("id", id.get()).update();
-        return true;
+        return Optional.of(disabled);
     }
 
     record AliasRow(String label, String value) {
@@ -127,12 +130,15 @@ class UserRepository {
                 .param("app", appId).param("user", userId).query(AliasRow.class).list();
     }
 
-    /** Creates the alias or moves it here from another user of the same app. */
-    void putAlias(UUID appId, UUID userId, String label, String value) {
+    /** Creates the alias or moves it here from another user of the same app; true when it moved. */
+    boolean putAlias(UUID appId, UUID userId, String label, String value) {
+        UUID previous = jdbc.sql("select user_id from aliases where app_id = :app and label = :label and value = :value for update")
+                .param("app", appId).param("label", label).param("value", value).query(UUID.class).optional().orElse(null);
         jdbc.sql("""
                         insert into aliases (app_id, label, value, user_id) values (:app, :label, :value, :user)
                         on conflict (app_id, label, value) do update set user_id = excluded.user_id, created_at = now()""")
                 .param("app", appId).param("label", label).param("value", value).param("user", userId).update();
+        return previous != null && !previous.equals(userId);
     }
 
     boolean deleteAlias(UUID appId, UUID userId, String label, String value) {

@@ -103,13 +103,13 @@ class DeviceRegistrationTests extends ApiTest {
         TestApi.Response deleted = api.delete("/v1/devices/" + id, app.publicKey());
         assertThat(deleted.status()).isEqualTo(200);
         assertThat(deleted.json().path("enabled").asBoolean()).isFalse();
-        assertThat(deleted.json().path("invalidated").asBoolean()).isTrue();
+        assertThat(deleted.json().path("invalidated_at").isString()).isTrue();
         assertThat(api.delete("/v1/devices/" + id, app.publicKey()).status()).isEqualTo(404);
         TestApi.Response back = register(app, "{\"platform\":\"android\",\"push_token\":\"" + token + "\"}");
         assertThat(back.status()).isEqualTo(200);
         assertThat(back.json().path("device_id").asString()).isEqualTo(id);
         assertThat(back.json().path("enabled").asBoolean()).isTrue();
-        assertThat(back.json().path("invalidated").asBoolean()).isFalse();
+        assertThat(back.json().path("invalidated_at").isNull()).isTrue();
     }
 
     @Test

@@ -19,12 +19,13 @@ import tools.jackson.databind.JsonNode;
 class OpenApiContractTests {
 
     private static final OpenApiContract CONTRACT = OpenApiContract.get();
-    private static final String SETTINGS = "{\"name\":\"My app\",\"timezone\":\"Europe/Berlin\"}";
+    private static final String SETTINGS = "{\"name\":\"My app\",\"timezone\":\"Europe/Berlin\","
+            + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]}}";
     private static final String DEVICE = """
             {"device_id":"%s","platform":"ios","enabled":true,"invalidated_at":null,"external_user_id":%s,
              "app_version":"1.2","device_model":null,"os_version":null,"locale":"de-DE","timezone":"Europe/Berlin",
              "tags":{"plan":"pro"},"last_seen_at":"2025-01-02T03:04:05Z","created_at":%s,
-             "updated_at":"2025-01-02T03:04:05.123Z"}""";
+             "updated_at":"2025-01-02T03:04:05.123Z","migrated_from":null}""";
 
     @Test
     void acceptsResponseThatKeepsTheContract() {
@@ -34,20 +35,20 @@ class OpenApiContractTests {
 
     @Test
     void rejectsWrongFieldType() {
-        assertThat(violations("GET", "/v1/app/settings", json(200, "{\"name\":5,\"timezone\":\"UTC\"}")))
+        assertThat(violations("GET", "/v1/app/settings", json(200, SETTINGS.replace("\"My app\"", "5"))))
                 .anySatisfy(p -> assertThat(p).contains("/name"));
     }
 
     @Test
     void rejectsMissingRequiredField() {
-        assertThat(violations("GET", "/v1/app/settings", json(200, "{\"name\":\"My app\"}")))
+        assertThat(violations("GET", "/v1/app/settings", json(200, SETTINGS.replace(",\"timezone\":\"Europe/Berlin\"", ""))))
                 .anySatisfy(p -> assertThat(p).contains("timezone"));
     }
 
     @Test
     void rejectsUndocumentedField() {
         assertThat(violations("GET", "/v1/app/settings",
-                json(200, "{\"name\":\"a\",\"timezone\":\"UTC\",\"secret\":\"x\"}")))
+                json(200, SETTINGS.replace("{\"name\"", "{\"secret\":\"x\",\"name\""))))
                 .anySatisfy(p -> assertThat(p).contains("secret"));
     }
 

@@ -96,6 +96,7 @@ class UserTests extends ApiTest {
         TestApi.Response deleted = api.delete(path("leaver"), app.serverKey());
         assertThat(deleted.status()).isEqualTo(200);
         assertThat(deleted.json().path("deleted").asBoolean()).isTrue();
+        assertThat(deleted.json().path("devices_disabled").asInt()).isEqualTo(2);
         assertError(api.get(path("leaver"), app.serverKey()), 404, "not_found");
         JsonNode device = api.get("/v1/devices/" + deviceId, app.serverKey()).json();
         assertThat(device.path("enabled").asBoolean()).isFalse();
@@ -130,13 +131,17 @@ class UserTests extends ApiTest {
         TestApp app = newApp();
         TestApi.Response created = api.post(path("first") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"a@x.io\"}");
         assertThat(created.status()).isEqualTo(201);
+        assertThat(created.json().path("moved").asBoolean()).isFalse();
         api.post(path("first") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"b@x.io\"}");
         TestApi.Response moved = api.post(path("second") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"a@x.io\"}");
         assertThat(moved.status()).isEqualTo(201);
+        assertThat(moved.json().path("moved").asBoolean()).isTrue();
         assertThat(api.get(path("first"), app.serverKey()).json().path("aliases").findValuesAsString("value")).containsExactly("b@x.io");
         assertThat(api.get(path("second"), app.serverKey()).json().path("aliases").findValuesAsString("value")).containsExactly("a@x.io");
 
-        assertError(api.delete(path("first") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"a@x.io\"}"), 404, "not_found");
+        TestApi.Response notHeld = api.delete(path("first") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"a@x.io\"}");
+        assertThat(notHeld.status()).isEqualTo(200);
+        assertThat(notHeld.json().path("deleted").asBoolean()).isFalse();
         TestApi.Response removed = api.delete(path("second") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"a@x.io\"}");
         assertThat(removed.status()).isEqualTo(200);
         assertThat(removed.json().path("deleted").asBoolean()).isTrue();
@@ -145,6 +150,7 @@ class UserTests extends ApiTest {
 
         TestApp other = newApp();
         assertError(api.delete(path("first") + "/aliases", other.serverKey(), "{\"label\":\"email\",\"value\":\"b@x.io\"}"), 404, "not_found");
+        assertError(api.delete(path("never-existed") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"b@x.io\"}"), 404, "not_found");
         assertThat(api.get(path("first"), app.serverKey()).json().path("aliases")).hasSize(1);
     }
 

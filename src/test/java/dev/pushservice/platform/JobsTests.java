@@ -181,7 +181,8 @@ class JobsTests {
 
     private static JsonNode awaitJobs(AppInstance app, java.util.function.Predicate<JsonNode> ready) {
         JsonNode[] last = new JsonNode[1];
-        await().atMost(Duration.ofSeconds(10)).until(() -> {
+        // counts are refreshed at most every 5 s
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
             last[0] = app.api.get("/health", null).json().path("jobs");
             return ready.test(last[0]);
         });

@@ -61,6 +61,7 @@ public record HealthReport(
      * @param running jobs a worker is executing now
      * @param retrying jobs whose last attempt failed and that will be tried again
      * @param deadLettered jobs that exhausted their retries (rows of dead_letter_jobs)
+     * @param countedAt when these counts were read; they are reused for up to five seconds
      */
     public record Jobs(
             @JsonProperty("queue_depth") long queueDepth,
@@ -68,6 +69,7 @@ public record HealthReport(
             @JsonProperty("oldest_due_age_seconds") long oldestDueAgeSeconds,
             long running,
             long retrying,
-            @JsonProperty("dead_lettered") long deadLettered) {
+            @JsonProperty("dead_lettered") long deadLettered,
+            @JsonProperty("counted_at") Instant countedAt) {
     }
 }

@@ -10,8 +10,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * PINGs Redis over a connection of its own (opened on first use, reopened after a failure), each
- * step bounded by one second. Not thread-safe: {@link HealthService} calls it from one thread at a time.
+ * PINGs Redis over a connection of its own, each probe bounded by one second. Connecting starts
+ * at construction and is never abandoned half-way: a connect slower than one probe (a cold JVM,
+ * a slow network) is still awaited by the next probe instead of being replaced by another.
+ * Not thread-safe: {@link HealthService} calls it from one thread at a time.
  */
 final class RedisProbe implements AutoCloseable {
 
@@ -20,53 +22,45 @@ final class RedisProbe implements AutoCloseable {
 
     private final RedisClient client;
     private final RedisURI uri;
-    private StatefulRedisConnection<String, String> connection;
+    private CompletableFuture<StatefulRedisConnection<String, String>> connection;
 
     RedisProbe(RedisClient client, String url) {
         this.client = client;
         this.uri = RedisURI.create(url);
+        this.connection = connect();
     }
 
     HealthReport.Component check() {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MILLIS);
         try {
-            StatefulRedisConnection<String, String> c = connection();
+            if (connection.isCompletedExceptionally() || (connection.isDone() && !connection.join().isOpen())) {
+                reconnect();
+            }
+            StatefulRedisConnection<String, String> c = connection.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
             long start = System.nanoTime();
-            c.async().ping().get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+            c.async().ping().get(Math.max(1, deadline - start), TimeUnit.NANOSECONDS);
             return HealthReport.Component.up(System.nanoTime() - start);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return HealthReport.Component.down();
         } catch (Exception e) {
             log.warn("Health check: Redis unreachable ({})", e.getClass().getSimpleName());
-            closeConnection();
+            if (connection.isDone()) reconnect(); // a pending connect is left to finish for the next probe
             return HealthReport.Component.down();
         }
     }
 
-    private StatefulRedisConnection<String, String> connection() throws Exception {
-        if (connection != null && connection.isOpen()) return connection;
-        closeConnection();
-        CompletableFuture<StatefulRedisConnection<String, String>> pending =
-                client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture();
-        try {
-            connection = pending.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-            return connection;
-        } catch (Exception e) {
-            // a connect that completes after we gave up must not leak its socket
-            pending.thenAccept(StatefulRedisConnection::closeAsync);
-            throw e;
-        }
+    private CompletableFuture<StatefulRedisConnection<String, String>> connect() {
+        return client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture();
     }
 
-    private void closeConnection() {
-        if (connection != null) {
-            connection.closeAsync();
-            connection = null;
-        }
+    private void reconnect() {
+        close();
+        connection = connect();
     }
 
     @Override
     public void close() {
-        closeConnection();
+        connection.thenAccept(StatefulRedisConnection::closeAsync);
     }
 }

@@ -65,7 +65,9 @@ final class StatusPage {
         html.append("<h2>Background jobs</h2>\n<table>\n");
         HealthReport.Jobs jobs = r.jobs();
         if (jobs == null) {
-            html.append("<tr><td>Unknown while the database is unreachable</td></tr>\n");
+            html.append("<tr><td>").append(esc(r.databaseUp()
+                    ? "Unknown: the counts could not be read in time"
+                    : "Unknown while the database is unreachable")).append("</td></tr>\n");
         } else {
             row(html, "Queue depth", "Due now, waiting for a worker", count(jobs.queueDepth()));
             row(html, "Oldest due job waiting", "How long the longest-waiting due job has waited", age(jobs.oldestDueAgeSeconds()));
@@ -75,6 +77,10 @@ final class StatusPage {
             row(html, "Dead-lettered", "Gave up after exhausting retries", count(jobs.deadLettered()));
         }
         html.append("</table>\n");
+        if (jobs != null) {
+            html.append("<p class=\"muted\">Counted ").append(esc(GENERATED.format(jobs.countedAt())))
+                    .append("; counts are refreshed at most every 5 s.</p>\n");
+        }
 
         html.append("<footer class=\"muted\">Generated ").append(esc(GENERATED.format(r.checkedAt())))
                 .append(" · instance roles: ").append(esc(String.join(", ", r.roles())))

@@ -27,7 +27,7 @@ public final class TestApi {
 
     private final String base;
 
-    TestApi(String base) {
+    public TestApi(String base) {
         this.base = base;
     }
 

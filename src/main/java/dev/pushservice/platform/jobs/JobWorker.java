@@ -1,0 +1,115 @@
+package dev.pushservice.platform.jobs;
+
+import com.github.kagkarlsson.scheduler.Scheduler;
+import com.github.kagkarlsson.scheduler.boot.config.DbSchedulerStarter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.boot.web.server.context.WebServerGracefulShutdownLifecycle;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * Runs the {@link Scheduler} in {@code worker} instances: starts it once the context is refreshed
+ * (after Flyway), and on shutdown stops it and releases what it still holds.
+ *
+ * <p>Shutdown, in the same lifecycle phase as the web server's graceful shutdown, so that HTTP
+ * requests and running tasks drain in parallel: db-scheduler stops polling, lets running executions
+ * finish for {@code db-scheduler.shutdown-max-wait}, interrupts them and waits that long again.
+ * db-scheduler itself leaves an execution that is still running then, or that was fetched but never
+ * started, marked picked; other workers would revive it only after its heartbeat goes stale
+ * ({@code heartbeat-interval} × {@code missed-heartbeats-limit}). This class instead marks every
+ * execution still picked by this process unpicked, so another worker (or this one after a restart)
+ * takes it at its next poll. A task interrupted by shutdown counts as one failed attempt.
+ */
+final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
+
+    private static final Logger log = LoggerFactory.getLogger(JobWorker.class);
+
+    private final Scheduler scheduler;
+    private final boolean worker;
+    private final JdbcClient jdbc;
+    private final String table;
+    private final String name;
+    private volatile boolean running;
+    private volatile Thread stopping;
+
+    JobWorker(Scheduler scheduler, boolean worker, JdbcClient jdbc, String table, String name) {
+        this.scheduler = scheduler;
+        this.worker = worker;
+        this.jdbc = jdbc;
+        this.table = table;
+        this.name = name;
+    }
+
+    /** The starter's hook; starting happens in {@link #start()}. */
+    @Override
+    public void doStart() {
+        start();
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) return;
+        if (!worker) {
+            log.info("Role 'worker' not set: background tasks are scheduled here but executed by worker instances");
+            return;
+        }
+        scheduler.start();
+        running = true;
+    }
+
+    @Override
+    public void stop() {
+        if (!running) return;
+        running = false;
+        scheduler.stop();
+        release();
+    }
+
+    @Override
+    public void stop(Runnable callback) {
+        Thread thread = Thread.ofPlatform().name("db-scheduler-shutdown").start(() -> {
+            try {
+                stop();
+            } finally {
+                callback.run();
+            }
+        });
+        stopping = thread;
+    }
+
+    /** Runs before the DataSource closes: waits for a stop that outlived the lifecycle phase timeout. */
+    @Override
+    public void destroy() throws InterruptedException {
+        Thread thread = stopping;
+        if (thread != null) thread.join();
+        else stop();
+    }
+
+    private void release() {
+        try {
+            int released = jdbc.sql("update " + table
+                            + " set picked = false, picked_by = null, last_heartbeat = null, version = version + 1"
+                            + " where picked and picked_by = :name")
+                    .param("name", name)
+                    .update();
+            if (released > 0) {
+                log.warn("Released {} unfinished task execution(s) for other workers", released);
+            }
+        } catch (RuntimeException e) {
+            log.warn("Could not release unfinished task executions; they are revived once their heartbeat is stale: {}",
+                    e.getMessage());
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        return WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE;
+    }
+}

@@ -68,8 +68,11 @@ class RateLimitTests extends ApiTest {
     @Test
     void serviceEndpointsAreNotRateLimited() {
         for (int i = 0; i < 10; i++) {
-            TestApi.Response r = api.get("/openapi.yaml", null);
-            assertThat(r.header("RateLimit")).isEmpty();
+            for (String path : new String[] {"/health", "/status", "/openapi.yaml"}) {
+                TestApi.Response r = api.get(path, null);
+                assertThat(r.status()).as(path).isEqualTo(200);
+                assertThat(r.header("RateLimit")).as(path).isEmpty();
+            }
         }
     }
 }

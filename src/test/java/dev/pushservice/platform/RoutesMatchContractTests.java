@@ -66,7 +66,12 @@ class RoutesMatchContractTests extends ApiTest {
         Set<String> served = handlerRoutes().keySet();
         List<String> missing = new ArrayList<>();
         contractOperations().forEach((route, op) -> {
-            if (op.path("x-implemented").asBoolean(true) && !served.contains(route)) missing.add(route);
+            if (!op.path("x-implemented").asBoolean(true) || served.contains(route)) return;
+            // actuator endpoints live in their own handler mapping: prove them with a real request instead
+            if (op.path("x-served-by").asString("").equals("actuator") && route.startsWith("GET ")) {
+                if (api.get(route.substring(4), null).status() == 200) return;
+            }
+            missing.add(route);
         });
         assertThat(missing).as("operations without x-implemented: false that no handler serves").isEmpty();
     }

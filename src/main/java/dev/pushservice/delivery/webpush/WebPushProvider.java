@@ -22,7 +22,8 @@ import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.regex.Pattern;
 
@@ -49,7 +50,9 @@ import java.util.regex.Pattern;
  *
  * <p>Thread-safe and long-lived: build one per process. Encryption runs on the caller's thread;
  * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers, so a slow
- * push service slows the caller down instead of queueing unbounded work.
+ * push service slows the caller down instead of queueing unbounded work. The returned future
+ * completes on an internal virtual thread; it never depends on the common {@code ForkJoinPool}, so
+ * calling {@code send} from any thread is safe.
  */
 public final class WebPushProvider implements PushProvider {
 
@@ -61,7 +64,12 @@ public final class WebPushProvider implements PushProvider {
     private final VapidTokens tokens;
     private final Semaphore inFlight;
     private final HttpClient client;
+    private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
 
+    // Each request is a blocking send on its own virtual thread (bounded by inFlight), not
+    // HttpClient.sendAsync: sendAsync completes its futures on the common ForkJoinPool, so callers
+    // blocked in send() on common-pool threads (one worker on a 2-core machine) could starve the very
+    // completions that would free their slots, a deadlock seen in testing.
     private WebPushProvider(Builder builder) {
         this.credentials = builder.credentials;
         this.properties = builder.properties;
@@ -132,16 +140,26 @@ public final class WebPushProvider implements PushProvider {
             Thread.currentThread().interrupt();
             return done(new DeliveryResult.Failed("interrupted while waiting for a sending slot", null));
         }
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
-            return client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
-                    .handle((response, error) -> {
-                        inFlight.release();
-                        return error == null ? result(response, subscription) : transportFailure(error);
-                    });
+            senders.execute(() -> {
+                try {
+                    result.complete(result(client.send(request.build(), HttpResponse.BodyHandlers.ofString()), subscription));
+                } catch (IOException e) {
+                    result.complete(transportFailure(e));
+                } catch (InterruptedException e) {
+                    result.complete(new DeliveryResult.Failed("interrupted while sending (shutting down)", null));
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                } finally {
+                    inFlight.release();
+                }
+            });
         } catch (RuntimeException e) {
             inFlight.release();
-            throw e;
+            return CompletableFuture.failedFuture(e);
         }
+        return result;
     }
 
     /** Requests currently awaiting a push service's answer. */
@@ -149,9 +167,10 @@ public final class WebPushProvider implements PushProvider {
         return properties.maxInFlight() - inFlight.availablePermits();
     }
 
-    /** Stops the HTTP client, waiting for requests already sent to finish. */
+    /** Waits for requests already sent to finish, then stops the HTTP client. */
     @Override
     public void close() {
+        senders.close();
         client.close();
     }
 
@@ -212,16 +231,12 @@ public final class WebPushProvider implements PushProvider {
         };
     }
 
-    private static DeliveryResult transportFailure(Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof HttpTimeoutException) {
+    private static DeliveryResult transportFailure(IOException error) {
+        if (error instanceof HttpTimeoutException) {
             return new DeliveryResult.Failed("push service did not answer in time", null);
         }
-        if (cause instanceof IOException) {
-            // Exception messages are left out: they may carry the endpoint, which is a capability.
-            return new DeliveryResult.Failed("could not reach the push service (" + cause.getClass().getSimpleName() + ")", null);
-        }
-        throw new CompletionException(cause);
+        // Exception messages are left out: they may carry the endpoint, which is a capability.
+        return new DeliveryResult.Failed("could not reach the push service (" + error.getClass().getSimpleName() + ")", null);
     }
 
     /** The push service's explanation (e.g. FCM's "VAPID credentials mismatch"), short and without the endpoint. */

@@ -107,6 +107,15 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         }
     }
 
+    static {
+        // The JDK server keeps only 200 idle keep-alive connections by default and closes the rest,
+        // which a client with 1,000 requests in flight then finds closed (IOException on reuse).
+        if (System.getProperty("sun.net.httpserver.maxIdleConnections") == null) {
+            System.setProperty("sun.net.httpserver.maxIdleConnections", "5000");
+        }
+    }
+
+    private final AtomicLong messageIds = new AtomicLong();
     private final HttpServer server;
     private final ExecutorService executor;
     private final String origin;
@@ -293,7 +302,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
             }
             if (answer == null) {
                 accepted.incrementAndGet();
-                exchange.getResponseHeaders().add("Location", origin + "/message/" + UUID.randomUUID());
+                exchange.getResponseHeaders().add("Location", origin + "/message/" + messageIds.incrementAndGet());
                 respond(exchange, 201, null, null);
             } else {
                 respond(exchange, answer.status(), answer.retryAfter(), answer.body());

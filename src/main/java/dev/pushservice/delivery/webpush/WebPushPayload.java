@@ -1,0 +1,64 @@
+package dev.pushservice.delivery.webpush;
+
+import dev.pushservice.delivery.PushMessage;
+import java.util.Map;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The JSON a service worker receives ({@code event.data.json()}) before encryption. Absent values
+ * are omitted, never null:
+ *
+ * <pre>{@code
+ * {"notification_id": "…", "title": "…", "body": "…", "image": image_url, "url": click_url,
+ *  "tag": collapse_id, "interruption_level": "active", "data": {…},
+ *  "actions": [{"action": id, "title": text, "icon": icon}]}
+ * }</pre>
+ *
+ * The object in {@code platform_overrides.web} is merged over the top level last (e.g. {@code icon},
+ * {@code badge}, {@code require_interaction}), so an app can pass anything its service worker
+ * understands. iOS-only fields ({@code sound}, {@code badge} count, {@code category}) are not sent.
+ */
+final class WebPushPayload {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private WebPushPayload() {
+    }
+
+    static byte[] encode(PushMessage message) {
+        ObjectNode root = JSON.createObjectNode();
+        if (message.notificationId() != null) root.put("notification_id", message.notificationId().toString());
+        putIfPresent(root, "title", message.title());
+        putIfPresent(root, "body", message.body());
+        putIfPresent(root, "image", message.imageUrl());
+        putIfPresent(root, "url", message.clickUrl());
+        putIfPresent(root, "tag", message.collapseId());
+        root.put("interruption_level", message.interruptionLevel().value());
+        if (!message.data().isEmpty()) {
+            root.set("data", JSON.valueToTree(Map.copyOf(message.data())));
+        }
+        if (!message.actions().isEmpty()) {
+            ArrayNode actions = root.putArray("actions");
+            for (PushMessage.Action action : message.actions()) {
+                ObjectNode a = actions.addObject();
+                putIfPresent(a, "action", action.id());
+                putIfPresent(a, "title", action.text());
+                putIfPresent(a, "icon", action.icon());
+            }
+        }
+        if (message.platformOverrides() != null) {
+            JsonNode web = message.platformOverrides().get("web");
+            if (web != null && web.isObject()) {
+                root.setAll((ObjectNode) web);
+            }
+        }
+        return JSON.writeValueAsBytes(root);
+    }
+
+    private static void putIfPresent(ObjectNode node, String name, String value) {
+        if (value != null) node.put(name, value);
+    }
+}

@@ -1,0 +1,304 @@
+package dev.pushservice.delivery.webpush;
+
+import dev.pushservice.delivery.CredentialSource;
+import dev.pushservice.delivery.DeliveryResult;
+import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.PushProvider;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Base64;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.regex.Pattern;
+
+/**
+ * The {@link PushProvider} for {@code web} devices: encrypts each message for its subscription
+ * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app and push-service
+ * origin) and POSTs it to the subscription's endpoint (RFC 8030) over one shared JDK
+ * {@link HttpClient} (HTTP/2 where the push service offers it, else HTTP/1.1).
+ *
+ * <p>Headers: {@code TTL} always (the message's, else {@code push.webpush.default-ttl}),
+ * {@code Urgency} per {@link #urgency}, {@code Topic} from {@code collapse_id} per {@link #topic},
+ * {@code Content-Encoding: aes128gcm}. The body a service worker decrypts is described in
+ * {@link WebPushPayload}.
+ *
+ * <p>Results: 200/201/202 accepted ({@code Location} as the provider id); 404 and 410 rejected with
+ * the token invalid (the subscription expired or was unsubscribed); 400, 401, 403, 413 and other
+ * 4xx rejected without invalidating the token (they point at our request or credentials, not at
+ * the device: a 403 "VAPID key mismatch" usually means the app's keys were replaced, and
+ * invalidating would wipe every browser of the app); 408, 425, 429, 5xx and transport errors failed
+ * (transient) with {@code Retry-After} honoured. Unparseable subscriptions are rejected with the
+ * token invalid; endpoints refused only by policy ({@code http}, local addresses) are rejected
+ * without invalidating. A payload over {@link WebPushEncryption#MAX_PLAINTEXT} bytes is rejected
+ * before anything is sent.
+ *
+ * <p>Thread-safe and long-lived: build one per process. Encryption runs on the caller's thread;
+ * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers, so a slow
+ * push service slows the caller down instead of queueing unbounded work. The returned future
+ * completes on an internal virtual thread; it never depends on the common {@code ForkJoinPool}, so
+ * calling {@code send} from any thread is safe.
+ */
+public final class WebPushProvider implements PushProvider {
+
+    private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]{1,32}");
+    private static final int MAX_REASON_BODY = 160;
+
+    private final CredentialSource<VapidKeys> credentials;
+    private final WebPushProperties properties;
+    private final VapidTokens tokens;
+    private final Semaphore inFlight;
+    private final HttpClient client;
+    private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
+
+    // Each request is a blocking send on its own virtual thread (bounded by inFlight), not
+    // HttpClient.sendAsync: sendAsync completes its futures on the common ForkJoinPool, so callers
+    // blocked in send() on common-pool threads (one worker on a 2-core machine) could starve the very
+    // completions that would free their slots, a deadlock seen in testing.
+    private WebPushProvider(Builder builder) {
+        this.credentials = builder.credentials;
+        this.properties = builder.properties;
+        this.tokens = new VapidTokens(builder.clock, properties.subject());
+        this.inFlight = new Semaphore(properties.maxInFlight());
+        this.client = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_2)
+                .connectTimeout(properties.connectTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+        CryptoProviders.description(); // logs once, at start, which crypto provider is in use
+    }
+
+    /** @param credentials where each app's VAPID keys come from (decrypted) */
+    public static Builder builder(CredentialSource<VapidKeys> credentials) {
+        return new Builder(credentials);
+    }
+
+    @Override
+    public Platform platform() {
+        return Platform.WEB;
+    }
+
+    @Override
+    public CompletableFuture<DeliveryResult> send(PushMessage message) {
+        if (message.platform() != Platform.WEB) {
+            return CompletableFuture.failedFuture(
+                    new IllegalArgumentException("the Web Push provider got a " + message.platform().value() + " message"));
+        }
+        WebPushSubscription subscription;
+        try {
+            subscription = WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints());
+        } catch (WebPushSubscription.InvalidSubscriptionException e) {
+            return done(new DeliveryResult.Rejected(e.getMessage(), !e.refusedByPolicy(), null));
+        }
+        Optional<CredentialSource.Versioned<VapidKeys>> keys = credentials.find(message.appId());
+        if (keys.isEmpty()) {
+            return done(new DeliveryResult.Rejected("no VAPID key pair is configured for this app", false, null));
+        }
+        byte[] payload = WebPushPayload.encode(message);
+        if (payload.length > WebPushEncryption.MAX_PLAINTEXT) {
+            return done(new DeliveryResult.Rejected("payload too large for Web Push: " + payload.length
+                    + " bytes of JSON, at most " + WebPushEncryption.MAX_PLAINTEXT, false, null));
+        }
+        byte[] body = WebPushEncryption.encrypt(payload, subscription);
+        String authorization = tokens.authorization(message.appId(), keys.get().version(), keys.get().credentials(),
+                subscription.origin());
+
+        HttpRequest.Builder request = HttpRequest.newBuilder(subscription.endpoint())
+                // Plain http (local testing only) stays on HTTP/1.1 rather than attempting an h2c upgrade.
+                .version(subscription.endpoint().getScheme().equalsIgnoreCase("https")
+                        ? HttpClient.Version.HTTP_2 : HttpClient.Version.HTTP_1_1)
+                .timeout(properties.requestTimeout())
+                .header("TTL", Long.toString(ttlSeconds(message)))
+                .header("Urgency", urgency(message))
+                .header("Content-Encoding", "aes128gcm")
+                .header("Content-Type", "application/octet-stream")
+                .header("Authorization", authorization)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        String topic = topic(message.collapseId());
+        if (topic != null) {
+            request.header("Topic", topic);
+        }
+
+        try {
+            inFlight.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return done(new DeliveryResult.Failed("interrupted while waiting for a sending slot", null));
+        }
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+        try {
+            senders.execute(() -> {
+                try {
+                    result.complete(result(client.send(request.build(), HttpResponse.BodyHandlers.ofString()), subscription));
+                } catch (IOException e) {
+                    result.complete(transportFailure(e));
+                } catch (InterruptedException e) {
+                    result.complete(new DeliveryResult.Failed("interrupted while sending (shutting down)", null));
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                } finally {
+                    inFlight.release();
+                }
+            });
+        } catch (RuntimeException e) {
+            inFlight.release();
+            return CompletableFuture.failedFuture(e);
+        }
+        return result;
+    }
+
+    /** Requests currently awaiting a push service's answer. */
+    public int inFlight() {
+        return properties.maxInFlight() - inFlight.availablePermits();
+    }
+
+    /** Waits for requests already sent to finish, then stops the HTTP client. */
+    @Override
+    public void close() {
+        senders.close();
+        client.close();
+    }
+
+    /**
+     * RFC 8030 §5.3 {@code Urgency} from the spec's interruption-level table: passive → {@code low};
+     * time_sensitive and critical → {@code high}; active → from the queue priority (transactional
+     * and high → {@code high}, normal → {@code normal}, bulk → {@code low}).
+     */
+    static String urgency(PushMessage message) {
+        return switch (message.interruptionLevel()) {
+            case PASSIVE -> "low";
+            case TIME_SENSITIVE, CRITICAL -> "high";
+            case ACTIVE -> switch (message.priority()) {
+                case TRANSACTIONAL, HIGH -> "high";
+                case NORMAL -> "normal";
+                case BULK -> "low";
+            };
+        };
+    }
+
+    /**
+     * RFC 8030 §5.4 {@code Topic}: at most 32 characters of the base64url alphabet. A
+     * {@code collapse_id} that already is one is sent as is (readable at the push service); any
+     * other is replaced by the first 32 characters of the base64url SHA-256 of its UTF-8 bytes, so
+     * equal collapse ids still collapse. Null when there is no collapse id.
+     */
+    static String topic(String collapseId) {
+        if (collapseId == null || collapseId.isEmpty()) {
+            return null;
+        }
+        if (TOPIC.matcher(collapseId).matches()) {
+            return collapseId;
+        }
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(collapseId.getBytes(StandardCharsets.UTF_8));
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(hash).substring(0, 32);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private long ttlSeconds(PushMessage message) {
+        return message.ttlSeconds() != null ? Math.max(0, message.ttlSeconds()) : properties.defaultTtl().toSeconds();
+    }
+
+    static DeliveryResult result(HttpResponse<String> response, WebPushSubscription subscription) {
+        int status = response.statusCode();
+        return switch (status) {
+            case 200, 201, 202 -> new DeliveryResult.Accepted(response.headers().firstValue("Location").orElse(null));
+            case 404, 410 -> new DeliveryResult.Rejected(
+                    "push service says the subscription is gone (HTTP " + status + ")", true, null);
+            case 413 -> new DeliveryResult.Rejected("push service says the payload is too large (HTTP 413)", false, null);
+            case 408, 425, 429 -> new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response));
+            default -> status >= 500 || status < 200 || (status >= 300 && status < 400)
+                    ? new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response))
+                    : new DeliveryResult.Rejected("push service refused the message (HTTP " + status + ")"
+                            + detail(response.body(), subscription), false, null);
+        };
+    }
+
+    private static DeliveryResult transportFailure(IOException error) {
+        if (error instanceof HttpTimeoutException) {
+            return new DeliveryResult.Failed("push service did not answer in time", null);
+        }
+        // Exception messages are left out: they may carry the endpoint, which is a capability.
+        return new DeliveryResult.Failed("could not reach the push service (" + error.getClass().getSimpleName() + ")", null);
+    }
+
+    /** The push service's explanation (e.g. FCM's "VAPID credentials mismatch"), short and without the endpoint. */
+    private static String detail(String body, WebPushSubscription subscription) {
+        if (body == null || body.isBlank()) {
+            return "";
+        }
+        String text = body.replace(subscription.endpoint().toString(), "<endpoint>");
+        String path = subscription.endpoint().getRawPath();
+        if (path != null && path.length() > 1) {
+            text = text.replace(path, "<endpoint>");
+        }
+        text = text.replaceAll("\\s+", " ").strip();
+        return ": " + (text.length() > MAX_REASON_BODY ? text.substring(0, MAX_REASON_BODY) + "…" : text);
+    }
+
+    /** {@code Retry-After} as delta-seconds or an HTTP-date; null when absent or unparseable. */
+    static Duration retryAfter(HttpResponse<?> response) {
+        Optional<String> value = response.headers().firstValue("Retry-After").map(String::strip);
+        if (value.isEmpty() || value.get().isEmpty()) {
+            return null;
+        }
+        try {
+            return Duration.ofSeconds(Math.max(0, Long.parseLong(value.get())));
+        } catch (NumberFormatException notSeconds) {
+            try {
+                ZonedDateTime at = ZonedDateTime.parse(value.get(), DateTimeFormatter.RFC_1123_DATE_TIME);
+                Duration wait = Duration.between(java.time.Instant.now(), at.toInstant());
+                return wait.isNegative() ? Duration.ZERO : wait;
+            } catch (DateTimeParseException notDate) {
+                return null;
+            }
+        }
+    }
+
+    private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {
+        return CompletableFuture.completedFuture(result);
+    }
+
+    /** Configures a {@link WebPushProvider}; {@link #build()} checks the configuration. */
+    public static final class Builder {
+        private final CredentialSource<VapidKeys> credentials;
+        private WebPushProperties properties = WebPushProperties.defaults();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(CredentialSource<VapidKeys> credentials) {
+            this.credentials = Objects.requireNonNull(credentials, "credentials");
+        }
+
+        public Builder properties(WebPushProperties properties) {
+            this.properties = Objects.requireNonNull(properties, "properties");
+            return this;
+        }
+
+        /** The clock VAPID token lifetimes are measured with. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        public WebPushProvider build() {
+            return new WebPushProvider(this);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.pushservice.delivery.webpush;
+
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.security.interfaces.ECPublicKey;
+import java.util.Base64;
+import java.util.Locale;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A browser's push subscription, the device token of a {@code web} device: the JSON that
+ * {@code PushSubscription.toJSON()} produces, {@code {"endpoint": "https://…", "keys": {"p256dh":
+ * "…", "auth": "…"}}} (unknown fields such as {@code expirationTime} are ignored).
+ *
+ * <p>{@link #parse} validates everything a send needs, so a subscription that parses can be
+ * encrypted for: the endpoint is an absolute {@code https} URL whose host is not a loopback,
+ * link-local, site-local or wildcard address literal (unless insecure endpoints are allowed, for
+ * local testing), {@code p256dh} is an uncompressed point on P-256 and {@code auth} is 16 bytes.
+ * Keys are base64url, with or without padding (plain base64 is accepted too, as some clients send it).
+ *
+ * <p>{@link #toString()} shows only the endpoint's origin: the full endpoint is a capability
+ * (anyone holding it can push to the browser) and the keys are secrets.
+ */
+public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, ECPublicKey p256dhKey, byte[] auth) {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    static final int AUTH_LENGTH = 16;
+
+    /** The subscription token was unusable; the message says why, without echoing secrets. */
+    public static final class InvalidSubscriptionException extends IllegalArgumentException {
+        private final boolean refusedByPolicy;
+
+        InvalidSubscriptionException(String message) {
+            this(message, false);
+        }
+
+        InvalidSubscriptionException(String message, boolean refusedByPolicy) {
+            super(message);
+            this.refusedByPolicy = refusedByPolicy;
+        }
+
+        /**
+         * True when the subscription is well-formed but its endpoint is refused by this service's
+         * settings (http or a local address without {@code allow-insecure-endpoints}), false when the
+         * subscription itself is broken.
+         */
+        public boolean refusedByPolicy() {
+            return refusedByPolicy;
+        }
+    }
+
+    /**
+     * Parses and validates a subscription token.
+     *
+     * @param allowInsecureEndpoints also accept {@code http://} and loopback/private-address endpoints
+     * @throws InvalidSubscriptionException with a reason fit for a device's last error
+     */
+    public static WebPushSubscription parse(String token, boolean allowInsecureEndpoints) {
+        if (token == null || token.isBlank()) {
+            throw new InvalidSubscriptionException("web push subscription is empty");
+        }
+        JsonNode root;
+        try {
+            root = JSON.readTree(token);
+        } catch (JacksonException e) {
+            throw new InvalidSubscriptionException("web push subscription is not valid JSON");
+        }
+        if (root == null || !root.isObject()) {
+            throw new InvalidSubscriptionException("web push subscription must be a JSON object");
+        }
+        JsonNode endpointNode = root.get("endpoint");
+        if (endpointNode == null || !endpointNode.isString() || endpointNode.asString().isBlank()) {
+            throw new InvalidSubscriptionException("web push subscription has no \"endpoint\" string");
+        }
+        JsonNode keys = root.get("keys");
+        if (keys == null || !keys.isObject()) {
+            throw new InvalidSubscriptionException("web push subscription has no \"keys\" object");
+        }
+        URI endpoint = endpoint(endpointNode.asString(), allowInsecureEndpoints);
+        byte[] p256dh = base64(keys, "p256dh");
+        ECPublicKey key;
+        try {
+            key = P256.publicKey(p256dh);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSubscriptionException("web push subscription keys.p256dh is " + e.getMessage());
+        }
+        byte[] auth = base64(keys, "auth");
+        if (auth.length != AUTH_LENGTH) {
+            throw new InvalidSubscriptionException("web push subscription keys.auth must be 16 bytes, not " + auth.length);
+        }
+        return new WebPushSubscription(endpoint, origin(endpoint), p256dh, key, auth);
+    }
+
+    private static URI endpoint(String value, boolean allowInsecure) {
+        URI uri;
+        try {
+            uri = new URI(value);
+        } catch (URISyntaxException e) {
+            throw new InvalidSubscriptionException("web push subscription endpoint is not a valid URL");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!uri.isAbsolute() || uri.getHost() == null || !(scheme.equals("https") || scheme.equals("http"))) {
+            throw new InvalidSubscriptionException("web push subscription endpoint must be an absolute https URL");
+        }
+        if (!allowInsecure) {
+            if (!scheme.equals("https")) {
+                throw new InvalidSubscriptionException(
+                        "web push subscription endpoint must use https (http is allowed only with push.webpush.allow-insecure-endpoints)", true);
+            }
+            if (isLocalAddress(uri.getHost())) {
+                throw new InvalidSubscriptionException(
+                        "web push subscription endpoint is a local address (allowed only with push.webpush.allow-insecure-endpoints)", true);
+            }
+        }
+        return uri;
+    }
+
+    /**
+     * Loopback, link-local (cloud metadata), site-local and wildcard hosts given literally or as
+     * {@code localhost}. Names are not resolved here (that would cost a DNS lookup per message).
+     */
+    private static boolean isLocalAddress(String host) {
+        String h = host.toLowerCase(Locale.ROOT);
+        if (h.equals("localhost") || h.endsWith(".localhost")) {
+            return true;
+        }
+        boolean ipv6 = h.startsWith("[") && h.endsWith("]");
+        boolean ipv4 = h.matches("[0-9.]+");
+        if (!ipv6 && !ipv4) {
+            return false;
+        }
+        try {
+            // A literal address: getByName parses it without any lookup.
+            InetAddress address = InetAddress.getByName(ipv6 ? h.substring(1, h.length() - 1) : h);
+            return address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isSiteLocalAddress()
+                    || address.isAnyLocalAddress() || (address.getAddress().length == 16 && (address.getAddress()[0] & 0xfe) == 0xfc);
+        } catch (java.net.UnknownHostException e) {
+            return true;
+        }
+    }
+
+    static String origin(URI uri) {
+        String scheme = uri.getScheme().toLowerCase(Locale.ROOT);
+        String host = uri.getHost().toLowerCase(Locale.ROOT);
+        int port = uri.getPort();
+        boolean defaultPort = port == -1 || (scheme.equals("https") && port == 443) || (scheme.equals("http") && port == 80);
+        return scheme + "://" + host + (defaultPort ? "" : ":" + port);
+    }
+
+    private static byte[] base64(JsonNode keys, String name) {
+        JsonNode node = keys.get(name);
+        if (node == null || !node.isString() || node.asString().isEmpty()) {
+            throw new InvalidSubscriptionException("web push subscription has no keys." + name + " string");
+        }
+        String value = node.asString().trim().replace('+', '-').replace('/', '_');
+        try {
+            return Base64.getUrlDecoder().decode(value);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSubscriptionException("web push subscription keys." + name + " is not base64url");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "WebPushSubscription[" + origin + "]";
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WebPushSubscription s && endpoint.equals(s.endpoint)
+                && java.util.Arrays.equals(p256dh, s.p256dh) && java.util.Arrays.equals(auth, s.auth);
+    }
+
+    @Override
+    public int hashCode() {
+        return endpoint.hashCode();
+    }
+}

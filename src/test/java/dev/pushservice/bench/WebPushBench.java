@@ -1,0 +1,143 @@
+package dev.pushservice.bench;
+
+import dev.pushservice.delivery.CredentialSource;
+import dev.pushservice.delivery.DeliveryResult;
+import dev.pushservice.delivery.InterruptionLevel;
+import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.Priority;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.webpush.CryptoProviders;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import dev.pushservice.delivery.webpush.VapidKeys;
+import dev.pushservice.delivery.webpush.WebPushEncryption;
+import dev.pushservice.delivery.webpush.WebPushProperties;
+import dev.pushservice.delivery.webpush.WebPushProvider;
+import dev.pushservice.delivery.webpush.WebPushSubscription;
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Web Push raw provider throughput: encryption cost per message, then sends/s through
+ * {@link WebPushProvider} to a {@link LocalWebPushReceiver} on loopback at 100 and 1,000 requests
+ * in flight. The receiver runs in bench mode (counts only: no decryption, each VAPID token verified
+ * once), in the same JVM, so the figures include its HTTP work. Prints figures; asserts nothing.
+ *
+ * <p>Arguments: {@code [messages per level, default 20000] [sender threads, default 4]}.
+ */
+public final class WebPushBench {
+
+    public static void main(String[] args) throws Exception {
+        int messages = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+        int threads = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        System.out.printf("Web Push bench: %d messages per level, %d sender threads, %d CPUs, Java %s%n",
+                messages, threads, Runtime.getRuntime().availableProcessors(), Runtime.version());
+        System.out.println("crypto provider: " + CryptoProviders.description());
+        System.out.printf("system load average at start: %.1f (wall-clock figures shrink when other work shares the CPUs;"
+                + " CPU-time figures much less)%n", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+
+        try (LocalWebPushReceiver receiver = LocalWebPushReceiver.start()) {
+            List<String> tokens = new ArrayList<>();
+            for (int i = 0; i < 500; i++) tokens.add(receiver.subscribe().json());
+
+            encryption(tokens.getFirst());
+
+            receiver.benchMode(true);
+            VapidKeys keys = VapidKeys.generate();
+            UUID app = UUID.randomUUID();
+            CredentialSource<VapidKeys> credentials = id -> Optional.of(new CredentialSource.Versioned<>(keys, 1));
+            for (int inFlight : new int[] {100, 1_000}) {
+                WebPushProperties properties = WebPushProperties.defaults().withAllowInsecureEndpoints(true)
+                        .withSubject("mailto:bench@example.com").withMaxInFlight(inFlight);
+                try (WebPushProvider provider = WebPushProvider.builder(credentials).properties(properties).build()) {
+                    run(provider, receiver, app, tokens, Math.min(messages, 5_000), threads, inFlight, true);
+                    run(provider, receiver, app, tokens, messages, threads, inFlight, false);
+                }
+            }
+        }
+    }
+
+    private static void encryption(String token) {
+        byte[] payload = ("{\"notification_id\":\"" + UUID.randomUUID() + "\",\"title\":\"Your order shipped\","
+                + "\"body\":\"It arrives on Tuesday between 9 and 12.\",\"url\":\"https://shop.example/orders/42\","
+                + "\"data\":{\"order_id\":\"42\"}}").getBytes(StandardCharsets.UTF_8);
+        WebPushSubscription subscription = WebPushSubscription.parse(token, true);
+        long sink = 0;
+        for (int i = 0; i < 3_000; i++) sink += WebPushEncryption.encrypt(payload, subscription).length;
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        int n = 10_000;
+        long start = System.nanoTime();
+        long cpu = threads.getCurrentThreadCpuTime();
+        for (int i = 0; i < n; i++) sink += WebPushEncryption.encrypt(payload, subscription).length;
+        double encryptUs = (System.nanoTime() - start) / 1_000.0 / n;
+        double encryptCpuUs = (threads.getCurrentThreadCpuTime() - cpu) / 1_000.0 / n;
+        start = System.nanoTime();
+        cpu = threads.getCurrentThreadCpuTime();
+        for (int i = 0; i < n; i++) {
+            sink += WebPushEncryption.encrypt(payload, WebPushSubscription.parse(token, true)).length;
+        }
+        double withParseUs = (System.nanoTime() - start) / 1_000.0 / n;
+        double withParseCpuUs = (threads.getCurrentThreadCpuTime() - cpu) / 1_000.0 / n;
+        System.out.printf("encryption per message (one thread, %d-byte payload): %.1f µs CPU (%.1f µs wall);"
+                + " with subscription parsing: %.1f µs CPU (%.1f µs wall)%s%n",
+                payload.length, encryptCpuUs, encryptUs, withParseCpuUs, withParseUs, sink == 42 ? "!" : "");
+    }
+
+    private static void run(WebPushProvider provider, LocalWebPushReceiver receiver, UUID app, List<String> tokens,
+            int messages, int threads, int inFlight, boolean warmUp) throws Exception {
+        long before = receiver.requestCount();
+        OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long cpuBefore = os.getProcessCpuTime();
+        Map<String, AtomicInteger> outcomes = new ConcurrentHashMap<>();
+        CountDownLatch done = new CountDownLatch(messages);
+        AtomicInteger next = new AtomicInteger();
+        long start = System.nanoTime();
+        List<Thread> senders = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            senders.add(Thread.ofPlatform().start(() -> {
+                for (int i = next.getAndIncrement(); i < messages; i = next.getAndIncrement()) {
+                    CompletableFuture<DeliveryResult> f = provider.send(message(app, tokens.get(i % tokens.size())));
+                    f.whenComplete((r, e) -> {
+                        String kind = e != null ? "error " + e
+                                : r instanceof DeliveryResult.Accepted ? "Accepted"
+                                : r.getClass().getSimpleName() + " (" + reason(r) + ")";
+                        outcomes.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
+                        done.countDown();
+                    });
+                }
+            }));
+        }
+        for (Thread t : senders) t.join();
+        boolean finished = done.await(5, TimeUnit.MINUTES);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        double cpuPerSend = (os.getProcessCpuTime() - cpuBefore) / 1_000.0 / messages;
+        if (!warmUp) {
+            System.out.printf("in flight %,5d: %,d sends in %.2f s = %,.0f sends/s; process CPU %.0f µs/send"
+                            + " (sender + receiver, all threads); receiver counted %,d; outcomes %s%s%n",
+                    inFlight, messages, seconds, messages / seconds, cpuPerSend, receiver.requestCount() - before, outcomes,
+                    finished ? "" : "; NOT all finished");
+        }
+    }
+
+    private static String reason(DeliveryResult r) {
+        return r instanceof DeliveryResult.Failed f ? f.reason() : ((DeliveryResult.Rejected) r).reason();
+    }
+
+    private static PushMessage message(UUID app, String token) {
+        return new PushMessage(app, UUID.randomUUID(), UUID.randomUUID(), Platform.WEB, token, "Your order shipped",
+                "It arrives on Tuesday between 9 and 12.", null, "https://shop.example/orders/42",
+                Map.of("order_id", "42"), 3600, null, null, null, null, null, false, null, Priority.NORMAL,
+                InterruptionLevel.ACTIVE);
+    }
+}

@@ -1,0 +1,405 @@
+package dev.pushservice.delivery.webpush;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pushservice.delivery.CredentialSource;
+import dev.pushservice.delivery.DeliveryResult;
+import dev.pushservice.delivery.InterruptionLevel;
+import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.Priority;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Answer;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Received;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Subscriber;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/** The Web Push provider against a real local push service that decrypts and checks VAPID. */
+class WebPushProviderTests {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final UUID APP = UUID.randomUUID();
+    private static final WebPushProperties LOCAL = WebPushProperties.defaults()
+            .withAllowInsecureEndpoints(true).withSubject("mailto:ops@example.com");
+
+    private final VapidKeys keys = VapidKeys.generate();
+    private final CredentialSource<VapidKeys> credentials = app -> app.equals(APP)
+            ? Optional.of(new CredentialSource.Versioned<>(keys, 1)) : Optional.empty();
+    private LocalWebPushReceiver receiver;
+    private WebPushProvider provider;
+
+    @BeforeEach
+    void start() throws Exception {
+        receiver = LocalWebPushReceiver.start();
+        provider = WebPushProvider.builder(credentials).properties(LOCAL).build();
+    }
+
+    @AfterEach
+    void stop() {
+        provider.close();
+        receiver.close();
+    }
+
+    @Test
+    void acceptedPushDecryptsToWhatWasSent() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        ObjectNode overrides = JSON.createObjectNode();
+        overrides.putObject("web").put("icon", "https://cdn.example/icon.png").put("require_interaction", true);
+        UUID notificationId = UUID.randomUUID();
+        PushMessage message = new PushMessage(APP, notificationId, UUID.randomUUID(), Platform.WEB, subscriber.json(),
+                "Your order shipped", "Arrives Tuesday – track it ✓", "https://cdn.example/box.png",
+                "https://shop.example/orders/42", Map.of("order_id", "42", "items", List.of(1, 2)), 3600, "order-42",
+                "default", 3, "ORDER", List.of(new PushMessage.Action("track", "Track", "https://cdn.example/t.png"),
+                        new PushMessage.Action("dismiss", "Dismiss", null)),
+                false, overrides, Priority.HIGH, InterruptionLevel.ACTIVE);
+
+        DeliveryResult result = send(message);
+
+        assertThat(result).isInstanceOf(DeliveryResult.Accepted.class);
+        assertThat(((DeliveryResult.Accepted) result).providerId()).startsWith(receiver.origin() + "/message/");
+        assertThat(receiver.problems()).isEmpty();
+        List<Received> got = receiver.received(subscriber.id());
+        assertThat(got).hasSize(1);
+        Received push = got.getFirst();
+        assertThat(push.vapidPublicKey()).isEqualTo(keys.publicKeyBase64Url());
+        assertThat(push.claims().path("aud").asString()).isEqualTo(receiver.origin());
+        assertThat(push.claims().path("sub").asString()).isEqualTo("mailto:ops@example.com");
+        assertThat(push.header("Content-Type")).isEqualTo("application/octet-stream");
+
+        JsonNode payload = JSON.readTree(push.plaintextString());
+        assertThat(payload.path("notification_id").asString()).isEqualTo(notificationId.toString());
+        assertThat(payload.path("title").asString()).isEqualTo("Your order shipped");
+        assertThat(payload.path("body").asString()).isEqualTo("Arrives Tuesday – track it ✓");
+        assertThat(payload.path("image").asString()).isEqualTo("https://cdn.example/box.png");
+        assertThat(payload.path("url").asString()).isEqualTo("https://shop.example/orders/42");
+        assertThat(payload.path("tag").asString()).isEqualTo("order-42");
+        assertThat(payload.path("interruption_level").asString()).isEqualTo("active");
+        assertThat(payload.path("data").path("order_id").asString()).isEqualTo("42");
+        assertThat(payload.path("data").path("items").get(1).asInt()).isEqualTo(2);
+        assertThat(payload.path("actions")).hasSize(2);
+        assertThat(payload.path("actions").get(0).path("action").asString()).isEqualTo("track");
+        assertThat(payload.path("actions").get(0).path("title").asString()).isEqualTo("Track");
+        assertThat(payload.path("actions").get(0).path("icon").asString()).isEqualTo("https://cdn.example/t.png");
+        assertThat(payload.path("actions").get(1).has("icon")).isFalse();
+        assertThat(payload.path("icon").asString()).isEqualTo("https://cdn.example/icon.png");
+        assertThat(payload.path("require_interaction").asBoolean()).isTrue();
+        assertThat(payload.has("sound")).isFalse();
+        assertThat(payload.has("badge")).isFalse();
+    }
+
+    @Test
+    void headersFollowTheInterruptionLevelTable() throws Exception {
+        record Case(InterruptionLevel level, Priority priority, String urgency) {
+        }
+        List<Case> cases = List.of(
+                new Case(InterruptionLevel.PASSIVE, Priority.TRANSACTIONAL, "low"),
+                new Case(InterruptionLevel.TIME_SENSITIVE, Priority.BULK, "high"),
+                new Case(InterruptionLevel.CRITICAL, Priority.NORMAL, "high"),
+                new Case(InterruptionLevel.ACTIVE, Priority.TRANSACTIONAL, "high"),
+                new Case(InterruptionLevel.ACTIVE, Priority.HIGH, "high"),
+                new Case(InterruptionLevel.ACTIVE, Priority.NORMAL, "normal"),
+                new Case(InterruptionLevel.ACTIVE, Priority.BULK, "low"));
+        for (Case c : cases) {
+            Subscriber subscriber = receiver.subscribe();
+            assertThat(send(message(subscriber, c.level(), c.priority(), null, null)))
+                    .isInstanceOf(DeliveryResult.Accepted.class);
+            Received push = receiver.received(subscriber.id()).getFirst();
+            assertThat(push.header("Urgency")).as(c.toString()).isEqualTo(c.urgency());
+            assertThat(push.header("TTL")).as("default TTL: 28 days").isEqualTo("2419200");
+            assertThat(push.header("Topic")).isNull();
+        }
+        assertThat(receiver.problems()).isEmpty();
+    }
+
+    @Test
+    void ttlAndTopicComeFromTheMessage() throws Exception {
+        Subscriber a = receiver.subscribe();
+        send(message(a, InterruptionLevel.ACTIVE, Priority.NORMAL, 0, "score-update_1"));
+        Received plain = receiver.received(a.id()).getFirst();
+        assertThat(plain.header("TTL")).isEqualTo("0");
+        assertThat(plain.header("Topic")).isEqualTo("score-update_1");
+
+        Subscriber b = receiver.subscribe();
+        String collapseId = "match:2024/final — score";
+        send(message(b, InterruptionLevel.ACTIVE, Priority.NORMAL, 60, collapseId));
+        send(message(b, InterruptionLevel.ACTIVE, Priority.NORMAL, 60, collapseId));
+        List<Received> hashed = receiver.received(b.id());
+        assertThat(hashed).hasSize(2);
+        assertThat(hashed.get(0).header("TTL")).isEqualTo("60");
+        assertThat(hashed.get(0).header("Topic")).matches("[A-Za-z0-9_-]{32}");
+        assertThat(hashed.get(1).header("Topic")).as("equal collapse ids collapse").isEqualTo(hashed.get(0).header("Topic"));
+        assertThat(WebPushProvider.topic("x".repeat(33))).hasSize(32).isNotEqualTo("x".repeat(32));
+        assertThat(receiver.problems()).isEmpty();
+    }
+
+    @Test
+    void vapidTokenIsReusedPerOriginAndRenewedForAnotherOrigin() throws Exception {
+        Subscriber first = receiver.subscribe();
+        Subscriber second = receiver.subscribe();
+        send(message(first, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        send(message(second, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        String jwt = receiver.received(first.id()).getFirst().jwt();
+        assertThat(receiver.received(second.id()).getFirst().jwt()).isEqualTo(jwt);
+
+        try (LocalWebPushReceiver other = LocalWebPushReceiver.start()) {
+            Subscriber elsewhere = other.subscribe();
+            assertThat(send(message(elsewhere, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                    .isInstanceOf(DeliveryResult.Accepted.class);
+            Received push = other.received(elsewhere.id()).getFirst();
+            assertThat(push.jwt()).isNotEqualTo(jwt);
+            assertThat(push.claims().path("aud").asString()).isEqualTo(other.origin());
+            assertThat(other.problems()).isEmpty();
+        }
+        long exp = receiver.received(first.id()).getFirst().claims().path("exp").asLong();
+        long now = System.currentTimeMillis() / 1000;
+        assertThat(exp - now).isBetween(Duration.ofHours(11).toSeconds(), Duration.ofHours(12).toSeconds());
+    }
+
+    @Test
+    void replacedKeysGetANewToken() throws Exception {
+        AtomicReference<CredentialSource.Versioned<VapidKeys>> current =
+                new AtomicReference<>(new CredentialSource.Versioned<>(keys, 1));
+        try (WebPushProvider rotating = WebPushProvider.builder(app -> Optional.of(current.get())).properties(LOCAL).build()) {
+            Subscriber subscriber = receiver.subscribe();
+            rotating.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)).get(10, TimeUnit.SECONDS);
+            VapidKeys replacement = VapidKeys.generate();
+            current.set(new CredentialSource.Versioned<>(replacement, 2));
+            rotating.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)).get(10, TimeUnit.SECONDS);
+            List<Received> got = receiver.received(subscriber.id());
+            assertThat(got.get(0).vapidPublicKey()).isEqualTo(keys.publicKeyBase64Url());
+            assertThat(got.get(1).vapidPublicKey()).isEqualTo(replacement.publicKeyBase64Url());
+            assertThat(receiver.problems()).isEmpty();
+        }
+    }
+
+    @Test
+    void goneSubscriptionInvalidatesTheToken() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.unsubscribe(subscriber.id());
+        DeliveryResult result = send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.tokenInvalid()).isTrue();
+            assertThat(r.reason()).contains("410");
+        });
+    }
+
+    @Test
+    void unknownSubscriptionInvalidatesTheToken() throws Exception {
+        String unknown = receiver.subscribe().json().replaceAll("/push/[0-9a-f-]+", "/push/" + UUID.randomUUID());
+        DeliveryResult result = send(message(unknown, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.tokenInvalid()).isTrue();
+            assertThat(r.reason()).contains("404");
+        });
+    }
+
+    @Test
+    void tooManyRequestsIsTransientWithTheRetryAfter() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.answer(subscriber.id(), Answer.retryAfter(429, "120"));
+        DeliveryResult result = send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
+            assertThat(f.retryAfter()).isEqualTo(Duration.ofSeconds(120));
+            assertThat(f.reason()).contains("429");
+        });
+    }
+
+    @Test
+    void serverErrorIsTransientAndHonoursAnHttpDateRetryAfter() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        String inTwoMinutes = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME
+                .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).plusSeconds(120));
+        receiver.answer(subscriber.id(), Answer.retryAfter(503, inTwoMinutes));
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                        f -> assertThat(f.retryAfter()).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(120)));
+        receiver.answer(subscriber.id(), Answer.status(500));
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
+                    assertThat(f.retryAfter()).isNull();
+                    assertThat(f.reason()).contains("500");
+                });
+    }
+
+    @Test
+    void payloadTooLargeAtThePushServiceIsPermanentButKeepsTheToken() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.answer(subscriber.id(), Answer.status(413));
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+                    assertThat(r.tokenInvalid()).isFalse();
+                    assertThat(r.reason()).contains("413");
+                });
+    }
+
+    @Test
+    void forbiddenIsPermanentButKeepsTheTokenAndExplainsWhy() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.answer(subscriber.id(), new Answer(403, null,
+                "{\"reason\":\"VAPID credentials mismatch for " + subscriber.endpoint() + "\"}"));
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+                    assertThat(r.tokenInvalid()).isFalse();
+                    assertThat(r.reason()).contains("403").contains("VAPID credentials mismatch")
+                            .doesNotContain(subscriber.id());
+                });
+    }
+
+    @Test
+    void oversizePayloadIsRejectedBeforeSending() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        PushMessage big = new PushMessage(APP, UUID.randomUUID(), UUID.randomUUID(), Platform.WEB, subscriber.json(),
+                "t", "b".repeat(4000), null, null, null, null, null, null, null, null, null, false, null, null, null);
+        assertThat(send(big)).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.tokenInvalid()).isFalse();
+            assertThat(r.reason()).contains("too large").contains("3993");
+        });
+        assertThat(receiver.requestCount()).isZero();
+    }
+
+    @Test
+    void insecureEndpointIsRefusedUnlessTheSettingAllowsIt() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        try (WebPushProvider strict = WebPushProvider.builder(credentials).properties(WebPushProperties.defaults()).build()) {
+            DeliveryResult result = strict.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+                assertThat(r.reason()).contains("https").contains("allow-insecure-endpoints");
+                assertThat(r.tokenInvalid()).as("a policy refusal keeps the device").isFalse();
+            });
+        }
+        assertThat(receiver.requestCount()).isZero();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOf(DeliveryResult.Accepted.class);
+    }
+
+    @Test
+    void badSubscriptionJsonIsRejectedWithAClearReason() throws Exception {
+        DeliveryResult result = send(message("{\"endpoint\": 42}", InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.reason()).isEqualTo("web push subscription has no \"endpoint\" string");
+            assertThat(r.tokenInvalid()).isTrue();
+        });
+        String noAuth = receiver.subscribe().json().replaceAll("\"auth\":\"[^\"]*\"", "\"auth\":\"AAAA\"");
+        assertThat(send(message(noAuth, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Rejected.class,
+                        r -> assertThat(r.reason()).contains("keys.auth must be 16 bytes"));
+        assertThat(receiver.requestCount()).isZero();
+    }
+
+    @Test
+    void appWithoutVapidKeysIsRejectedWithoutInvalidating() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        PushMessage m = new PushMessage(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(), Platform.WEB,
+                subscriber.json(), "t", "b", null, null, null, null, null, null, null, null, null, false, null, null, null);
+        assertThat(send(m)).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.reason()).contains("no VAPID key pair");
+            assertThat(r.tokenInvalid()).isFalse();
+        });
+    }
+
+    @Test
+    void unreachablePushServiceIsTransient() throws Exception {
+        int closedPort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        String token = receiver.subscribe().json().replace(":" + receiver.port() + "/", ":" + closedPort + "/");
+        assertThat(send(message(token, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
+                    assertThat(f.reason()).contains("could not reach");
+                    assertThat(f.reason()).doesNotContain(String.valueOf(closedPort));
+                });
+    }
+
+    @Test
+    void aMessageForAnotherPlatformIsMisuse() {
+        PushMessage ios = new PushMessage(APP, UUID.randomUUID(), UUID.randomUUID(), Platform.IOS, "abcd", "t", "b",
+                null, null, null, null, null, null, null, null, null, false, null, null, null);
+        assertThatThrownBy(() -> provider.send(ios).get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void sendWaitsForASlotWhenMaxInFlightAreAwaitingAnswers() throws Exception {
+        // The waiting caller is a common-pool task on purpose: with HttpClient.sendAsync (which completes
+        // on the common pool, one worker on a 2-core machine) this deadlocked.
+        try (WebPushProvider bounded = WebPushProvider.builder(credentials).properties(LOCAL.withMaxInFlight(2)).build()) {
+            Subscriber subscriber = receiver.subscribe();
+            receiver.hold();
+            CompletableFuture<DeliveryResult> one = bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+            CompletableFuture<DeliveryResult> two = bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+            CompletableFuture<CompletableFuture<DeliveryResult>> third = CompletableFuture.supplyAsync(
+                    () -> bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
+
+            Thread.sleep(500);
+            assertThat(bounded.inFlight()).isEqualTo(2);
+            assertThat(third.isDone()).as("the third send waits for a slot").isFalse();
+            assertThat(receiver.requestCount()).isEqualTo(2);
+
+            receiver.release();
+            assertThat(one.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+            assertThat(two.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+            assertThat(third.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+            assertThat(receiver.acceptedCount()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void receiverRefusesAForgedVapidTokenAndAnUndecryptableBody() throws Exception {
+        // Guards the checks the other tests rely on: the receiver must not accept just anything.
+        Subscriber subscriber = receiver.subscribe();
+        WebPushSubscription subscription = WebPushSubscription.parse(subscriber.json(), true);
+        String genuine = new VapidTokens(java.time.Clock.systemUTC(), "mailto:ops@example.com")
+                .authorization(APP, 1, keys, receiver.origin());
+        String forged = genuine.replace(keys.publicKeyBase64Url(), VapidKeys.generate().publicKeyBase64Url());
+        byte[] body = WebPushEncryption.encrypt("{}".getBytes(), subscription);
+
+        assertThat(post(subscriber, forged, body)).isEqualTo(403);
+        assertThat(post(subscriber, genuine, new byte[120])).isEqualTo(400);
+        assertThat(post(subscriber, genuine, body)).isEqualTo(201);
+        String wrongAudience = new VapidTokens(java.time.Clock.systemUTC(), "mailto:ops@example.com")
+                .authorization(APP, 1, keys, "https://push.example");
+        assertThat(post(subscriber, wrongAudience, body)).isEqualTo(403);
+        assertThat(receiver.problems()).hasSize(3);
+    }
+
+    private int post(Subscriber subscriber, String authorization, byte[] body) throws Exception {
+        try (var client = java.net.http.HttpClient.newHttpClient()) {
+            return client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(subscriber.endpoint()))
+                    .header("Authorization", authorization).header("TTL", "60").header("Content-Encoding", "aes128gcm")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+        }
+    }
+
+    private DeliveryResult send(PushMessage message) throws Exception {
+        return provider.send(message).get(10, TimeUnit.SECONDS);
+    }
+
+    private static PushMessage message(Subscriber subscriber, InterruptionLevel level, Priority priority, Integer ttl,
+            String collapseId) {
+        return message(subscriber.json(), level, priority, ttl, collapseId);
+    }
+
+    private static PushMessage message(String token, InterruptionLevel level, Priority priority, Integer ttl,
+            String collapseId) {
+        return new PushMessage(APP, UUID.randomUUID(), UUID.randomUUID(), Platform.WEB, token, "Hello", "World",
+                null, null, null, ttl, collapseId, null, null, null, null, false, null, priority, level);
+    }
+}

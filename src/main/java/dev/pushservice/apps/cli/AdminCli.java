@@ -112,6 +112,7 @@ public final class AdminCli {
                 "--logging.level.org.springframework.boot.SpringApplication=OFF",
                 "--logging.level.org.springframework.boot.diagnostics=OFF",
                 "--logging.level.com.zaxxer.hikari=OFF",
+                "--logging.level.org.springframework.context=ERROR",
                 "--logging.pattern.console=%-5level %logger{36} - %msg%n%nopex"));
         if (System.getenv("PUSH_DB_STARTUP_WAIT") == null) {
             // an operator waiting at a terminal wants an answer, not the service's 30 s of retries

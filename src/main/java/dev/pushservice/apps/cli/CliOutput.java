@@ -21,7 +21,7 @@ final class CliOutput {
     private static final JsonMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
 
     static final String RAW_KEY_WARNING =
-            "Store this key now: it is shown only this once and cannot be retrieved again (only its hash is kept).";
+            "Store this key now: it cannot be shown again (only its hash is kept).";
 
     private CliOutput() {
     }

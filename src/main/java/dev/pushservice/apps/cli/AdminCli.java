@@ -27,7 +27,6 @@ import picocli.CommandLine;
  */
 public final class AdminCli {
 
-    static final int OK = 0;
     static final int FAILED = 1;
     static final int USAGE = 2;
 

@@ -41,8 +41,12 @@ public class TenantService {
         return repository.organisations();
     }
 
+    public Tenants.Organisation organisation(UUID orgId) {
+        return repository.organisation(orgId).orElseThrow(() -> new NoSuchElementException("No organisation " + orgId));
+    }
+
     public Tenants.App createApp(UUID orgId, String name, String timezone) {
-        repository.organisation(orgId).orElseThrow(() -> new NoSuchElementException("No organisation " + orgId));
+        organisation(orgId);
         String zone = timezone == null || timezone.isBlank() ? "UTC" : timezone;
         try {
             ZoneId.of(zone);

@@ -34,7 +34,7 @@ public record PushProperties(
         if (roles == null || roles.isEmpty()) roles = Set.of("api", "worker", "scheduler");
         if (maxRequestBytes <= 0) maxRequestBytes = 1024 * 1024;
         if (rateLimit == null) rateLimit = new RateLimit(0, 0, 0, 0);
-        if (database == null) database = new Database(0, null);
+        if (database == null) database = new Database(0, null, null);
         if (defaultActiveDeviceLimit < 0) throw new IllegalArgumentException("PUSH_DEFAULT_ACTIVE_DEVICE_LIMIT must be >= 0");
     }
 
@@ -67,11 +67,17 @@ public record PushProperties(
         }
     }
 
-    /** @param poolSize JDBC pool size; @param connectionTimeout how long a request waits for a connection */
-    public record Database(int poolSize, Duration connectionTimeout) {
+    /**
+     * @param poolSize JDBC pool size
+     * @param connectionTimeout how long a request waits for a connection
+     * @param startupWait how long start-up keeps retrying an unreachable database before giving up
+     *                    (long for the service, which may start before its database; short for the admin CLI)
+     */
+    public record Database(int poolSize, Duration connectionTimeout, Duration startupWait) {
         public Database {
             if (poolSize <= 0) poolSize = 20;
             if (connectionTimeout == null) connectionTimeout = Duration.ofSeconds(5);
+            if (startupWait == null) startupWait = Duration.ofSeconds(30);
         }
     }
 }

@@ -34,7 +34,7 @@ class DatabaseConfiguration {
         if (url.password() != null) config.setPassword(url.password());
         config.setMaximumPoolSize(properties.database().poolSize());
         config.setConnectionTimeout(properties.database().connectionTimeout().toMillis());
-        config.setInitializationFailTimeout(30_000);
+        config.setInitializationFailTimeout(properties.database().startupWait().toMillis());
         config.addDataSourceProperty("reWriteBatchedInserts", "true");
         config.addDataSourceProperty("ApplicationName", "push-service");
         return new HikariDataSource(config);

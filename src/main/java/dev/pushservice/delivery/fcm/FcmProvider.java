@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -67,6 +68,8 @@ public final class FcmProvider implements PushProvider {
     private final HttpClient http;
     private final ExecutorService tokenRefresher = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<UUID, AppClient> apps = new ConcurrentHashMap<>();
+    private final AtomicReference<CompletableFuture<Void>> firstExchange = new AtomicReference<>();
+    private volatile boolean connected;
 
     private FcmProvider(Builder b) {
         this.credentialSource = b.credentialSource;
@@ -142,19 +145,41 @@ public final class FcmProvider implements PushProvider {
 
     private void post(AppClient app, Map<String, List<String>> metadata, byte[] body,
                       CompletableFuture<DeliveryResult> result) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(app.sendUri)
+        HttpRequest.Builder builder = HttpRequest.newBuilder(app.sendUri)
                 .timeout(requestTimeout)
                 .header("Content-Type", "application/json; charset=UTF-8")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        metadata.forEach((name, values) -> values.forEach(v -> request.header(name, v)));
-        http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofByteArray())
-                .whenComplete((response, error) -> {
-                    try {
-                        result.complete(error == null ? answer(response) : transportFailure(error));
-                    } catch (RuntimeException e) {
-                        result.completeExceptionally(e);
-                    }
-                });
+        metadata.forEach((name, values) -> values.forEach(v -> builder.header(name, v)));
+        HttpRequest request = builder.build();
+        if (connected) {
+            exchange(request, result);
+            return;
+        }
+        // Until one exchange has set up the HTTP/2 connection, requests wait for it instead of each
+        // opening a connection of their own (a burst at start would otherwise open hundreds).
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        CompletableFuture<Void> first = firstExchange.compareAndExchange(null, gate);
+        if (first == null) {
+            exchange(request, result).whenComplete((response, error) -> {
+                if (error == null) connected = true;
+                else firstExchange.set(null);
+                gate.complete(null);
+            });
+        } else {
+            first.whenComplete((v, e) -> exchange(request, result));
+        }
+    }
+
+    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpRequest request, CompletableFuture<DeliveryResult> result) {
+        CompletableFuture<HttpResponse<byte[]>> response = http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+        response.whenComplete((r, error) -> {
+            try {
+                result.complete(error == null ? answer(r) : transportFailure(error));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return response;
     }
 
     private static DeliveryResult answer(HttpResponse<byte[]> response) {

@@ -1,6 +1,22 @@
 package dev.pushservice.delivery.fcm;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2Headers;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2DataFrame;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2FrameStream;
+import io.netty.handler.codec.http2.Http2Headers;
+import io.netty.handler.codec.http2.Http2HeadersFrame;
+import io.netty.handler.codec.http2.Http2ResetFrame;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.HashMap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -18,7 +34,6 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -29,10 +44,8 @@ import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
-import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.codec.http2.Http2Settings;
-import io.netty.handler.codec.http2.Http2StreamFrameToHttpObjectCodec;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
@@ -53,7 +66,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * A local FCM HTTP v1 endpoint and OAuth2 token endpoint on one loopback port, for tests, benchmarks
@@ -268,16 +280,15 @@ public final class LocalFcmServer implements AutoCloseable {
     private void configure(SocketChannel ch) {
         connections.incrementAndGet();
         HttpServerCodec http1 = new HttpServerCodec();
-        Handler h2 = new Handler("h2");
         HttpServerUpgradeHandler.UpgradeCodecFactory upgrades = protocol ->
                 AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
-                        ? new Http2ServerUpgradeCodec(http2Codec(), new Http2MultiplexHandler(streamInitializer(h2)))
+                        ? new Http2ServerUpgradeCodec(http2Codec(), new Http2Handler())
                         : null;
         HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(http1, upgrades, 1 << 20);
         ChannelHandler priorKnowledge = new ChannelInitializer<Channel>() {
             @Override
             protected void initChannel(Channel c) {
-                c.pipeline().addLast(http2Codec(), new Http2MultiplexHandler(streamInitializer(h2)));
+                c.pipeline().addLast(http2Codec(), new Http2Handler());
             }
         };
         ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(http1, upgrade, priorKnowledge));
@@ -285,13 +296,13 @@ public final class LocalFcmServer implements AutoCloseable {
         ch.pipeline().addLast(new SimpleChannelInboundHandler<HttpMessage>() {
             @Override
             protected void channelRead0(ChannelHandlerContext ctx, HttpMessage msg) {
-                ctx.pipeline().addAfter(ctx.name(), "http1", new Handler("http/1.1"));
+                ctx.pipeline().addAfter(ctx.name(), "http1", new Http1Handler());
                 ctx.pipeline().replace(this, "aggregator", new HttpObjectAggregator(1 << 20));
                 ctx.fireChannelRead(ReferenceCountUtil.retain(msg));
             }
         });
         // A client going away (reset, abrupt close) is normal for a test peer: close quietly.
-        ch.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
             @Override
             public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
                 ctx.close();
@@ -299,145 +310,215 @@ public final class LocalFcmServer implements AutoCloseable {
         });
     }
 
-    private static io.netty.handler.codec.http2.Http2FrameCodec http2Codec() {
+    private static Http2FrameCodec http2Codec() {
         return Http2FrameCodecBuilder.forServer()
                 .initialSettings(Http2Settings.defaultSettings().maxConcurrentStreams(10_000))
                 .build();
     }
 
-    private static ChannelInitializer<Channel> streamInitializer(Handler handler) {
-        return new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel stream) {
-                stream.pipeline().addLast(new Http2StreamFrameToHttpObjectCodec(true),
-                        new HttpObjectAggregator(1 << 20), handler);
-            }
-        };
+    /** One request, whichever protocol carried it. */
+    private record Exchange(String protocol, String method, String path, String authorization, byte[] body) {
     }
 
-    @ChannelHandler.Sharable
-    private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
-        private final String protocol;
+    /** What to answer; {@code delay} holds it back. */
+    private record Answer(int status, Map<String, String> headers, String body, Duration delay, Runnable onSent) {
+        Answer(int status, Map<String, String> headers, String body) {
+            this(status, headers, body, Duration.ZERO, null);
+        }
+    }
 
-        Handler(String protocol) {
-            this.protocol = protocol;
+    private Answer answer(Exchange exchange) {
+        if (exchange.method().equals("POST") && exchange.path().equals("/token")) return token(exchange);
+        String path = exchange.path();
+        if (exchange.method().equals("POST") && path.startsWith("/v1/projects/") && path.endsWith("/messages:send")) {
+            return send(exchange, path.substring("/v1/projects/".length(), path.length() - "/messages:send".length()));
+        }
+        return new Answer(404, Map.of(), "{\"error\":{\"code\":404,\"status\":\"NOT_FOUND\"}}");
+    }
+
+    private Answer token(Exchange exchange) {
+        tokenRequests.incrementAndGet();
+        QueryStringDecoder params = new QueryStringDecoder(new String(exchange.body(), StandardCharsets.UTF_8), false);
+        String grant = first(params, "grant_type");
+        String assertion = first(params, "assertion");
+        String problem = !JWT_BEARER.equals(grant) ? "unsupported grant_type"
+                : assertion == null ? "no assertion" : checkAssertion(assertion);
+        if (problem != null) {
+            tokensRefused.incrementAndGet();
+            return new Answer(400, Map.of(), "{\"error\":\"invalid_grant\",\"error_description\":\"" + problem + "\"}");
+        }
+        String accessToken = "ya29.local-" + UUID.randomUUID();
+        Duration lifetime = tokenLifetime;
+        tokens.put(accessToken, System.currentTimeMillis() + lifetime.toMillis());
+        return new Answer(200, Map.of(), "{\"access_token\":\"" + accessToken + "\",\"expires_in\":"
+                + lifetime.toSeconds() + ",\"token_type\":\"Bearer\"}");
+    }
+
+    /** Null when the JWT is signed by a registered service account, unexpired and scoped for FCM. */
+    private String checkAssertion(String jwt) {
+        String[] parts = jwt.split("\\.");
+        if (parts.length != 3) return "assertion is not a JWT";
+        try {
+            Base64.Decoder b64 = Base64.getUrlDecoder();
+            JsonNode header = JSON.readTree(b64.decode(parts[0]));
+            JsonNode claims = JSON.readTree(b64.decode(parts[1]));
+            if (!"RS256".equals(header.path("alg").stringValue(null))) return "alg must be RS256";
+            PublicKey key = serviceAccounts.get(claims.path("iss").stringValue(""));
+            if (key == null) return "unknown service account";
+            Signature rsa = Signature.getInstance("SHA256withRSA");
+            rsa.initVerify(key);
+            rsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
+            if (!rsa.verify(b64.decode(parts[2]))) return "bad signature";
+            long now = System.currentTimeMillis() / 1000;
+            if (claims.path("exp").asLong(0) < now) return "assertion expired";
+            if (claims.path("iat").asLong(Long.MAX_VALUE) > now + 60) return "assertion issued in the future";
+            if (!List.of(claims.path("scope").stringValue("").split(" ")).contains(SCOPE)) return "missing scope";
+            return null;
+        } catch (Exception e) {
+            return "unreadable assertion";
+        }
+    }
+
+    private Answer send(Exchange exchange, String project) {
+        String authorization = exchange.authorization();
+        String bearer = authorization != null && authorization.startsWith("Bearer ") ? authorization.substring(7) : null;
+        Long expiry = bearer == null ? null : tokens.get(bearer);
+        if (expiry == null || expiry < System.currentTimeMillis()) {
+            unauthorizedSends.incrementAndGet();
+            return new Answer(401, Map.of("www-authenticate", "Bearer"), "{\"error\":{\"code\":401,"
+                    + "\"message\":\"Request had invalid authentication credentials.\",\"status\":\"UNAUTHENTICATED\"}}");
+        }
+        if ("h2".equals(exchange.protocol())) http2Sends.incrementAndGet();
+        JsonNode body;
+        try {
+            body = JSON.readTree(exchange.body());
+        } catch (RuntimeException e) {
+            body = null;
+        }
+        String registrationToken = body == null ? null : body.path("message").path("token").stringValue(null);
+        if (registrationToken == null) {
+            return new Answer(400, Map.of(), "{\"error\":{\"code\":400,\"message\":\"Invalid JSON payload or "
+                    + "missing message.token\",\"status\":\"INVALID_ARGUMENT\"}}");
+        }
+        if (recording) received.add(new Received(exchange.protocol(), project, authorization, body));
+        Reply reply = replies.get(registrationToken);
+        if (reply == null) {
+            reply = new Reply(200, Map.of(), "{\"name\":\"projects/" + project + "/messages/"
+                    + messageIds.incrementAndGet() + "\"}", Duration.ZERO);
+        }
+        int now = concurrent.incrementAndGet();
+        maxConcurrent.accumulateAndGet(now, Math::max);
+        boolean accepted = reply.status() == 200;
+        return new Answer(reply.status(), reply.headers(), reply.body(), reply.delay(), () -> {
+            concurrent.decrementAndGet();
+            if (accepted) sendsAccepted.incrementAndGet();
+            sendsAnswered.incrementAndGet();
+        });
+    }
+
+    /** Answers now, or later on the channel's event loop when the answer is delayed. */
+    private static void deliver(ChannelHandlerContext ctx, Answer answer, Runnable write) {
+        Runnable finish = () -> {
+            if (answer.onSent() != null) answer.onSent().run();
+            write.run();
+        };
+        if (answer.delay().isZero()) {
+            finish.run();
+        } else {
+            ctx.executor().schedule(() -> {
+                finish.run();
+                ctx.flush();
+            }, answer.delay().toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** HTTP/1.1, used by google-auth's token requests. */
+    private final class Http1Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+            byte[] body = ByteBufUtil.getBytes(req.content());
+            Exchange exchange = new Exchange("http/1.1", req.method().name(), new QueryStringDecoder(req.uri()).path(),
+                    req.headers().get(HttpHeaderNames.AUTHORIZATION), body);
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            Answer answer = answer(exchange);
+            deliver(ctx, answer, () -> {
+                ByteBuf content = answer.body() == null ? Unpooled.EMPTY_BUFFER
+                        : Unpooled.copiedBuffer(answer.body(), StandardCharsets.UTF_8);
+                FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                        HttpResponseStatus.valueOf(answer.status()), content);
+                response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8");
+                response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+                answer.headers().forEach((k, v) -> response.headers().set(k, v));
+                HttpUtil.setKeepAlive(response, keepAlive);
+                ctx.writeAndFlush(response);
+            });
+        }
+    }
+
+    /**
+     * HTTP/2 straight on the frame codec (no child channel per stream): collects each stream's
+     * headers and data, answers on end of stream, and flushes once per read burst.
+     */
+    private final class Http2Handler extends ChannelDuplexHandler {
+        private final Map<Integer, StreamState> streams = new HashMap<>();
+
+        private static final class StreamState {
+            Http2Headers headers;
+            ByteArrayOutputStream body = new ByteArrayOutputStream(512);
         }
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-            String path = new QueryStringDecoder(req.uri()).path();
-            if (req.method() == HttpMethod.POST && path.equals("/token")) {
-                token(ctx, req);
-            } else if (req.method() == HttpMethod.POST && path.startsWith("/v1/projects/")
-                    && path.endsWith("/messages:send")) {
-                send(ctx, req, path.substring("/v1/projects/".length(), path.length() - "/messages:send".length()));
-            } else {
-                respond(ctx, req, 404, Map.of(), "{\"error\":{\"code\":404,\"status\":\"NOT_FOUND\"}}");
-            }
-        }
-
-        private void token(ChannelHandlerContext ctx, FullHttpRequest req) {
-            tokenRequests.incrementAndGet();
-            String form = req.content().toString(StandardCharsets.UTF_8);
-            QueryStringDecoder params = new QueryStringDecoder(form, false);
-            String grant = first(params, "grant_type");
-            String assertion = first(params, "assertion");
-            String problem = !JWT_BEARER.equals(grant) ? "unsupported grant_type"
-                    : assertion == null ? "no assertion" : checkAssertion(assertion);
-            if (problem != null) {
-                tokensRefused.incrementAndGet();
-                respond(ctx, req, 400, Map.of(),
-                        "{\"error\":\"invalid_grant\",\"error_description\":\"" + problem + "\"}");
-                return;
-            }
-            String accessToken = "ya29.local-" + UUID.randomUUID();
-            Duration lifetime = tokenLifetime;
-            tokens.put(accessToken, System.currentTimeMillis() + lifetime.toMillis());
-            respond(ctx, req, 200, Map.of(), "{\"access_token\":\"" + accessToken + "\",\"expires_in\":"
-                    + lifetime.toSeconds() + ",\"token_type\":\"Bearer\"}");
-        }
-
-        /** Null when the JWT is signed by a registered service account, unexpired and scoped for FCM. */
-        private String checkAssertion(String jwt) {
-            String[] parts = jwt.split("\\.");
-            if (parts.length != 3) return "assertion is not a JWT";
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
-                Base64.Decoder b64 = Base64.getUrlDecoder();
-                JsonNode header = JSON.readTree(b64.decode(parts[0]));
-                JsonNode claims = JSON.readTree(b64.decode(parts[1]));
-                if (!"RS256".equals(header.path("alg").stringValue(null))) return "alg must be RS256";
-                PublicKey key = serviceAccounts.get(claims.path("iss").stringValue(""));
-                if (key == null) return "unknown service account";
-                Signature rsa = Signature.getInstance("SHA256withRSA");
-                rsa.initVerify(key);
-                rsa.update((parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII));
-                if (!rsa.verify(b64.decode(parts[2]))) return "bad signature";
-                long now = System.currentTimeMillis() / 1000;
-                if (claims.path("exp").asLong(0) < now) return "assertion expired";
-                if (claims.path("iat").asLong(Long.MAX_VALUE) > now + 60) return "assertion issued in the future";
-                if (!List.of(claims.path("scope").stringValue("").split(" ")).contains(SCOPE)) return "missing scope";
-                return null;
-            } catch (Exception e) {
-                return "unreadable assertion";
+                if (msg instanceof Http2HeadersFrame frame) {
+                    StreamState state = streams.computeIfAbsent(frame.stream().id(), id -> new StreamState());
+                    if (state.headers == null) state.headers = frame.headers();
+                    if (frame.isEndStream()) complete(ctx, frame.stream(), streams.remove(frame.stream().id()));
+                } else if (msg instanceof Http2DataFrame frame) {
+                    StreamState state = streams.computeIfAbsent(frame.stream().id(), id -> new StreamState());
+                    ByteBuf data = frame.content();
+                    data.getBytes(data.readerIndex(), state.body, data.readableBytes());
+                    // return the flow-control window for what was consumed
+                    if (frame.initialFlowControlledBytes() > 0) {
+                        ctx.write(new DefaultHttp2WindowUpdateFrame(frame.initialFlowControlledBytes()).stream(frame.stream()));
+                    }
+                    if (frame.isEndStream()) complete(ctx, frame.stream(), streams.remove(frame.stream().id()));
+                } else if (msg instanceof Http2ResetFrame frame) {
+                    streams.remove(frame.stream().id());
+                }
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } finally {
+                ReferenceCountUtil.release(msg);
             }
         }
 
-        private void send(ChannelHandlerContext ctx, FullHttpRequest req, String project) {
-            String authorization = req.headers().get(HttpHeaderNames.AUTHORIZATION);
-            String bearer = authorization != null && authorization.startsWith("Bearer ")
-                    ? authorization.substring(7) : null;
-            Long expiry = bearer == null ? null : tokens.get(bearer);
-            if (expiry == null || expiry < System.currentTimeMillis()) {
-                unauthorizedSends.incrementAndGet();
-                respond(ctx, req, 401, Map.of("www-authenticate", "Bearer"), "{\"error\":{\"code\":401,"
-                        + "\"message\":\"Request had invalid authentication credentials.\",\"status\":\"UNAUTHENTICATED\"}}");
-                return;
-            }
-            if ("h2".equals(protocol)) http2Sends.incrementAndGet();
-            JsonNode body;
-            try {
-                body = JSON.readTree(req.content().toString(StandardCharsets.UTF_8));
-            } catch (RuntimeException e) {
-                respond(ctx, req, 400, Map.of(), "{\"error\":{\"code\":400,\"message\":\"Invalid JSON payload\","
-                        + "\"status\":\"INVALID_ARGUMENT\"}}");
-                return;
-            }
-            if (recording) received.add(new Received(protocol, project, authorization, body));
-            String registrationToken = body.path("message").path("token").stringValue(null);
-            Reply reply = registrationToken == null ? null : replies.get(registrationToken);
-            if (reply == null) {
-                ObjectNode ok = JSON.createObjectNode();
-                ok.put("name", "projects/" + project + "/messages/" + messageIds.incrementAndGet());
-                reply = new Reply(200, Map.of(), ok.toString(), Duration.ZERO);
-            }
-            int now = concurrent.incrementAndGet();
-            maxConcurrent.accumulateAndGet(now, Math::max);
-            Reply answer = reply;
-            Runnable finish = () -> {
-                concurrent.decrementAndGet();
-                if (answer.status() == 200) sendsAccepted.incrementAndGet();
-                sendsAnswered.incrementAndGet();
-                respond(ctx, req, answer.status(), answer.headers(), answer.body());
-                req.release();
-            };
-            req.retain();
-            if (answer.delay().isZero()) {
-                finish.run();
-            } else {
-                ctx.executor().schedule(finish, answer.delay().toMillis(), TimeUnit.MILLISECONDS);
-            }
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
         }
 
-        private void respond(ChannelHandlerContext ctx, FullHttpRequest req, int status, Map<String, String> headers,
-                             String body) {
-            ByteBuf content = body == null ? Unpooled.EMPTY_BUFFER : Unpooled.copiedBuffer(body, StandardCharsets.UTF_8);
-            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                    HttpResponseStatus.valueOf(status), content);
-            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8");
-            response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-            headers.forEach((k, v) -> response.headers().set(k, v));
-            if ("http/1.1".equals(protocol)) HttpUtil.setKeepAlive(response, HttpUtil.isKeepAlive(req));
-            ctx.writeAndFlush(response);
+        private void complete(ChannelHandlerContext ctx, Http2FrameStream stream, StreamState state) {
+            if (state == null || state.headers == null) return;
+            CharSequence authorization = state.headers.get(HttpHeaderNames.AUTHORIZATION);
+            CharSequence path = state.headers.path();
+            CharSequence method = state.headers.method();
+            Exchange exchange = new Exchange("h2", method == null ? "" : method.toString(),
+                    path == null ? "" : new QueryStringDecoder(path.toString()).path(),
+                    authorization == null ? null : authorization.toString(), state.body.toByteArray());
+            Answer answer = answer(exchange);
+            deliver(ctx, answer, () -> {
+                Http2Headers headers = new DefaultHttp2Headers().status(String.valueOf(answer.status()));
+                headers.set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=UTF-8");
+                answer.headers().forEach((k, v) -> headers.set(k.toLowerCase(java.util.Locale.ROOT), v));
+                if (answer.body() == null) {
+                    ctx.write(new DefaultHttp2HeadersFrame(headers, true).stream(stream));
+                } else {
+                    ctx.write(new DefaultHttp2HeadersFrame(headers, false).stream(stream));
+                    ctx.write(new DefaultHttp2DataFrame(
+                            Unpooled.copiedBuffer(answer.body(), StandardCharsets.UTF_8), true).stream(stream));
+                }
+            });
         }
     }
 

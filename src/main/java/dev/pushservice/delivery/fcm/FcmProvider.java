@@ -9,7 +9,6 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -115,8 +114,14 @@ public final class FcmProvider implements PushProvider {
             return CompletableFuture.completedFuture(
                     new DeliveryResult.Rejected("fcm_credentials_missing: the app has no FCM credentials", false, null));
         }
-        AppClient app = appClient(message.appId(), found.get());
-        byte[] body = FcmPayload.build(message);
+        AppClient app;
+        byte[] body;
+        try {
+            app = appClient(message.appId(), found.get());
+            body = FcmPayload.build(message);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         try {
             inFlight.acquire();
         } catch (InterruptedException e) {
@@ -204,8 +209,8 @@ public final class FcmProvider implements PushProvider {
     }
 
     private static DeliveryResult tokenFailure(Throwable failure) {
+        // google-auth marks token-endpoint answers: 4xx (invalid_grant, unknown account) is not retryable
         boolean retryable = !(failure instanceof Retryable r) || r.isRetryable();
-        if (failure instanceof IOException && !(failure instanceof Retryable)) retryable = true;
         String reason = "fcm_auth: access token request failed (" + failure.getClass().getSimpleName() + ")";
         return retryable
                 ? new DeliveryResult.Failed(reason, null)

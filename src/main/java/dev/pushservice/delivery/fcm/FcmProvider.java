@@ -134,7 +134,11 @@ public final class FcmProvider implements PushProvider {
             app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
                 @Override
                 public void onSuccess(Map<String, List<String>> metadata) {
-                    post(app, metadata, body, result);
+                    try {
+                        post(app, metadata, body, result);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
                 }
 
                 @Override

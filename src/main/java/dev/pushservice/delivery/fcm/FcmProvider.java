@@ -1,0 +1,331 @@
+package dev.pushservice.delivery.fcm;
+
+import com.google.auth.RequestMetadataCallback;
+import com.google.auth.Retryable;
+import com.google.auth.oauth2.GoogleCredentials;
+import com.google.auth.oauth2.ServiceAccountCredentials;
+import dev.pushservice.delivery.CredentialSource;
+import dev.pushservice.delivery.DeliveryResult;
+import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.PushProvider;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Delivers Android pushes through FCM HTTP v1 ({@code POST {base}/v1/projects/{project_id}/messages:send}).
+ *
+ * <p>Thread-safe and long-lived: one HTTP/2 {@link HttpClient} for the whole provider (requests to one
+ * host share a connection as concurrent streams) and one {@link GoogleCredentials} per (app, credential
+ * version), so an app's access token is fetched once and refreshed in the background before it expires
+ * (google-auth's refresh margin), never per request. Replacing an app's credential (a new version) drops
+ * the old credentials object.
+ *
+ * <p>At most {@code maxInFlight} requests are outstanding; {@link #send} blocks its caller until a slot
+ * is free, so a slow FCM applies back-pressure to the delivery workers.
+ *
+ * <p>Answers: see {@link FcmErrors} for how FCM errors map to rejected or failed. A transport error
+ * or timeout is a transient failure. An app without FCM credentials is a permanent rejection (retrying
+ * cannot help until the app configures them). A token endpoint that refuses the credential (4xx) is a
+ * rejection; one that is unreachable or answers 5xx is a transient failure. Neither the device token nor
+ * the access token ever appears in a result reason or a log line.
+ */
+public final class FcmProvider implements PushProvider {
+
+    /** The OAuth2 scope FCM HTTP v1 requires. */
+    public static final String SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final CredentialSource<FcmCredentials> credentialSource;
+    private final URI baseUrl;
+    private final Duration requestTimeout;
+    private final Duration refreshMargin;
+    private final Duration expirationMargin;
+    private final int maxInFlight;
+    private final Semaphore inFlight;
+    private final HttpClient http;
+    private final ExecutorService tokenRefresher = Executors.newVirtualThreadPerTaskExecutor();
+    private final Map<UUID, AppClient> apps = new ConcurrentHashMap<>();
+    private final AtomicReference<CompletableFuture<Void>> firstExchange = new AtomicReference<>();
+    private volatile boolean connected;
+
+    private FcmProvider(Builder b) {
+        this.credentialSource = b.credentialSource;
+        this.baseUrl = stripSlash(b.baseUrl);
+        this.requestTimeout = b.requestTimeout;
+        this.refreshMargin = b.refreshMargin;
+        this.expirationMargin = b.expirationMargin;
+        this.maxInFlight = b.maxInFlight;
+        this.inFlight = new Semaphore(b.maxInFlight);
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_2)
+                .connectTimeout(b.connectTimeout)
+                .build();
+    }
+
+    /** A provider reading each app's credentials from {@code credentials}, with the defaults of {@link FcmProperties}. */
+    public static Builder builder(CredentialSource<FcmCredentials> credentials) {
+        return new Builder(credentials);
+    }
+
+    /** A provider configured from {@code push.fcm.*}. */
+    public static FcmProvider create(FcmProperties properties, CredentialSource<FcmCredentials> credentials) {
+        return builder(credentials)
+                .baseUrl(properties.baseUrl())
+                .maxInFlight(properties.maxInFlight())
+                .requestTimeout(properties.requestTimeout())
+                .build();
+    }
+
+    @Override
+    public Platform platform() {
+        return Platform.ANDROID;
+    }
+
+    @Override
+    public CompletableFuture<DeliveryResult> send(PushMessage message) {
+        if (message.platform() != Platform.ANDROID) {
+            return CompletableFuture.failedFuture(
+                    new IllegalArgumentException("FCM provider got a " + message.platform().value() + " message"));
+        }
+        Optional<CredentialSource.Versioned<FcmCredentials>> found = credentialSource.find(message.appId());
+        if (found.isEmpty()) {
+            return CompletableFuture.completedFuture(
+                    new DeliveryResult.Rejected("fcm_credentials_missing: the app has no FCM credentials", false, null));
+        }
+        AppClient app;
+        byte[] body;
+        try {
+            app = appClient(message.appId(), found.get());
+            body = FcmPayload.build(message);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        try {
+            inFlight.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.completedFuture(new DeliveryResult.Failed("interrupted before sending", null));
+        }
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+        result.whenComplete((r, e) -> inFlight.release());
+        try {
+            app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
+                @Override
+                public void onSuccess(Map<String, List<String>> metadata) {
+                    try {
+                        post(app, metadata, body, result);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
+                }
+
+                @Override
+                public void onFailure(Throwable failure) {
+                    result.complete(tokenFailure(failure));
+                }
+            });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
+    }
+
+    private void post(AppClient app, Map<String, List<String>> metadata, byte[] body,
+                      CompletableFuture<DeliveryResult> result) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(app.sendUri)
+                .timeout(requestTimeout)
+                .header("Content-Type", "application/json; charset=UTF-8")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        metadata.forEach((name, values) -> values.forEach(v -> builder.header(name, v)));
+        HttpRequest request = builder.build();
+        if (connected) {
+            exchange(request, result);
+            return;
+        }
+        // Until one exchange has set up the HTTP/2 connection, requests wait for it instead of each
+        // opening a connection of their own (a burst at start would otherwise open hundreds).
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        CompletableFuture<Void> first = firstExchange.compareAndExchange(null, gate);
+        if (first == null) {
+            exchange(request, result).whenComplete((response, error) -> {
+                if (error == null) connected = true;
+                else firstExchange.set(null);
+                gate.complete(null);
+            });
+        } else {
+            first.whenComplete((v, e) -> exchange(request, result));
+        }
+    }
+
+    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpRequest request, CompletableFuture<DeliveryResult> result) {
+        CompletableFuture<HttpResponse<byte[]>> response = http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+        response.whenComplete((r, error) -> {
+            try {
+                result.complete(error == null ? answer(r) : transportFailure(error));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return response;
+    }
+
+    private static DeliveryResult answer(HttpResponse<byte[]> response) {
+        if (response.statusCode() == 200) return new DeliveryResult.Accepted(messageName(response.body()));
+        return FcmErrors.map(response.statusCode(), response.headers(), response.body(), Instant.now());
+    }
+
+    private static String messageName(byte[] body) {
+        try {
+            JsonNode name = JSON.readTree(body).get("name");
+            return name != null && name.isString() ? name.stringValue() : null;
+        } catch (JacksonException e) {
+            return null;
+        }
+    }
+
+    private static DeliveryResult transportFailure(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        String kind = cause instanceof HttpTimeoutException ? "timeout" : "transport";
+        return new DeliveryResult.Failed(kind + ": " + cause.getClass().getSimpleName()
+                + (cause.getMessage() == null ? "" : " " + cause.getMessage()), null);
+    }
+
+    private static DeliveryResult tokenFailure(Throwable failure) {
+        // google-auth marks token-endpoint answers: 4xx (invalid_grant, unknown account) is not retryable
+        boolean retryable = !(failure instanceof Retryable r) || r.isRetryable();
+        String reason = "fcm_auth: access token request failed (" + failure.getClass().getSimpleName() + ")";
+        return retryable
+                ? new DeliveryResult.Failed(reason, null)
+                : new DeliveryResult.Rejected(reason + "; check the app's service account", false, null);
+    }
+
+    private AppClient appClient(UUID appId, CredentialSource.Versioned<FcmCredentials> versioned) {
+        AppClient current = apps.get(appId);
+        if (current != null && current.version == versioned.version()) return current;
+        return apps.compute(appId, (id, existing) -> existing != null && existing.version == versioned.version()
+                ? existing
+                : newAppClient(versioned));
+    }
+
+    private AppClient newAppClient(CredentialSource.Versioned<FcmCredentials> versioned) {
+        FcmCredentials c = versioned.credentials();
+        ServiceAccountCredentials.Builder builder = ServiceAccountCredentials.newBuilder()
+                .setClientEmail(c.clientEmail())
+                .setPrivateKey(c.privateKey())
+                .setPrivateKeyId(c.privateKeyId())
+                .setProjectId(c.projectId())
+                .setTokenServerUri(c.tokenUri())
+                .setScopes(List.of(SCOPE));
+        builder.setRefreshMargin(refreshMargin).setExpirationMargin(expirationMargin);
+        URI sendUri = URI.create(baseUrl + "/v1/projects/" + c.projectId() + "/messages:send");
+        return new AppClient(versioned.version(), builder.build(), sendUri);
+    }
+
+    /** Number of requests currently outstanding (for metrics and tests). */
+    public int inFlight() {
+        return maxInFlight - inFlight.availablePermits();
+    }
+
+    @Override
+    public void close() {
+        http.close();
+        tokenRefresher.close();
+    }
+
+    private static URI stripSlash(URI uri) {
+        String s = uri.toString();
+        return s.endsWith("/") ? URI.create(s.substring(0, s.length() - 1)) : uri;
+    }
+
+    private record AppClient(long version, GoogleCredentials credentials, URI sendUri) {
+    }
+
+    /** Configures an {@link FcmProvider}; {@link #build()} checks the configuration. */
+    public static final class Builder {
+        private final CredentialSource<FcmCredentials> credentialSource;
+        private URI baseUrl = FcmProperties.DEFAULT_BASE_URL;
+        private int maxInFlight = 1000;
+        private Duration requestTimeout = Duration.ofSeconds(10);
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private Duration refreshMargin = Duration.ofMinutes(3).plusSeconds(45);
+        private Duration expirationMargin = Duration.ofMinutes(3);
+
+        private Builder(CredentialSource<FcmCredentials> credentialSource) {
+            this.credentialSource = Objects.requireNonNull(credentialSource, "credentialSource");
+        }
+
+        /** FCM's origin, {@code https://fcm.googleapis.com} by default; {@code http://} is sent as h2c. */
+        public Builder baseUrl(URI baseUrl) {
+            this.baseUrl = baseUrl;
+            return this;
+        }
+
+        public Builder maxInFlight(int maxInFlight) {
+            this.maxInFlight = maxInFlight;
+            return this;
+        }
+
+        public Builder requestTimeout(Duration requestTimeout) {
+            this.requestTimeout = requestTimeout;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+            return this;
+        }
+
+        /**
+         * When access tokens are renewed: in the background once less than {@code refresh} of their life
+         * is left, and synchronously (senders wait) once less than {@code expiration} is left. The
+         * defaults (3 min 45 s, 3 min) suit Google's one-hour tokens; tests with short-lived tokens shorten them.
+         */
+        public Builder tokenMargins(Duration refresh, Duration expiration) {
+            this.refreshMargin = refresh;
+            this.expirationMargin = expiration;
+            return this;
+        }
+
+        public FcmProvider build() {
+            Objects.requireNonNull(baseUrl, "baseUrl");
+            String scheme = baseUrl.getScheme();
+            if (!"https".equalsIgnoreCase(scheme) && !"http".equalsIgnoreCase(scheme) || baseUrl.getHost() == null) {
+                throw new IllegalArgumentException("FCM base URL must be an absolute http(s) URL: " + baseUrl);
+            }
+            if (maxInFlight <= 0) throw new IllegalArgumentException("maxInFlight must be positive");
+            if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
+                throw new IllegalArgumentException("requestTimeout must be positive");
+            }
+            if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
+                throw new IllegalArgumentException("connectTimeout must be positive");
+            }
+            if (refreshMargin == null || expirationMargin == null || expirationMargin.isNegative()
+                    || refreshMargin.compareTo(expirationMargin) < 0) {
+                throw new IllegalArgumentException("token margins: need refresh >= expiration >= 0");
+            }
+            return new FcmProvider(this);
+        }
+    }
+}

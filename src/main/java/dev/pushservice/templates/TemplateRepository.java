@@ -28,7 +28,7 @@ class TemplateRepository {
     }
 
     enum Lock {
-        NONE(""), SHARE(" for share of t"), UPDATE(" for update of t");
+        NONE(""), SHARE(" for share"), UPDATE(" for update");
 
         final String sql;
 
@@ -44,11 +44,17 @@ class TemplateRepository {
     }
 
     Optional<Row> find(UUID appId, UUID id, Lock lock) {
+        // Lock the template row alone, then read: a locking join would be re-checked against the
+        // version row read before the wait, so a concurrent change would make the template vanish.
+        if (lock != Lock.NONE && jdbc.sql("select id from templates where app_id = :app and id = :id" + lock.sql)
+                .param("app", appId).param("id", id).query(UUID.class).optional().isEmpty()) {
+            return Optional.empty();
+        }
         return jdbc.sql("""
                         select t.id, t.name, t.status, t.version, v.content::text as content, t.created_at, t.updated_at
                         from templates t
                         join template_versions v on v.template_id = t.id and v.version = t.version
-                        where t.app_id = :app and t.id = :id""" + lock.sql)
+                        where t.app_id = :app and t.id = :id""")
                 .param("app", appId).param("id", id)
                 .query(Row.class).optional();
     }

@@ -401,4 +401,26 @@ class TemplateTests extends ApiTest {
         assertError(api.get("/v1/templates", null), 401, "unauthorized");
         assertThat(storedVersions(id)).hasSize(2);
     }
+
+    @Test
+    void concurrentPatchesGetDistinctGapFreeVersions() throws Exception {
+        TestApp app = newApp();
+        String id = createId(app, SIMPLE);
+        int n = 12;
+        List<java.util.concurrent.Future<TestApi.Response>> answers;
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(n)) {
+            answers = pool.invokeAll(java.util.stream.IntStream.range(0, n)
+                    .<java.util.concurrent.Callable<TestApi.Response>>mapToObj(i -> () ->
+                            api.patch("/v1/templates/" + id, app.serverKey(), "{\"name\":\"n" + i + "\"}"))
+                    .toList());
+        }
+        List<Integer> versions = new java.util.ArrayList<>();
+        for (var answer : answers) {
+            TestApi.Response r = answer.get();
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            versions.add(r.json().path("version").asInt());
+        }
+        assertThat(versions).containsExactlyInAnyOrderElementsOf(java.util.stream.IntStream.rangeClosed(2, n + 1).boxed().toList());
+        assertThat(storedVersions(id)).hasSize(n + 1);
+    }
 }

@@ -144,7 +144,7 @@ class OpenApiContractTests {
                 .anySatisfy(p -> assertThat(p).contains("/created_at"));
         assertThat(violations("GET", path, json(200, DEVICE.formatted("not-a-uuid", "null", "\"2025-01-01T00:00:00Z\""))))
                 .anySatisfy(p -> assertThat(p).contains("/device_id"));
-        String deletion = "{\"template_id\":\"" + id + "\",\"deleted\":%s,\"status\":\"archived\"}";
+        String deletion = "{\"template_id\":\"" + id + "\",\"deleted\":%s,\"status\":\"archived\",\"version\":2}";
         assertThat(violations("DELETE", "/v1/templates/" + id, json(200, deletion.formatted("true")))).isEmpty();
         assertThat(violations("DELETE", "/v1/templates/" + id, json(200, deletion.formatted("false"))))
                 .anySatisfy(p -> assertThat(p).contains("/deleted"));

@@ -1,0 +1,91 @@
+package dev.pushservice.templates;
+
+import dev.pushservice.platform.json.JsonInput;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One immutable version of a template's content, as stored and as the API shows it. Strings may
+ * hold placeholders (see {@link CompiledText}); compile with {@link CompiledContent#compile}.
+ *
+ * @param clickUrl null when unset
+ * @param data a JSON object, or null when unset; never modify it
+ * @param interruptionLevel {@code passive}, {@code active}, {@code time_sensitive}, {@code critical}, or null when unset
+ */
+public record TemplateContent(String title, String body, String clickUrl, JsonNode data, String interruptionLevel) {
+
+    static final int MAX_TITLE = 250;
+    static final int MAX_BODY = 4096;
+    static final int MAX_CLICK_URL = 2048;
+    /** Largest {@code data} object, serialized as JSON. */
+    static final int MAX_DATA_BYTES = 16 * 1024;
+    static final Set<String> INTERRUPTION_LEVELS = Set.of("passive", "active", "time_sensitive", "critical");
+
+    /**
+     * Reads content from {@code in} (the {@code content} object) with every rule: types, lengths,
+     * the interruption level, and placeholder syntax in every string. Problems are recorded on
+     * {@code in}; returns null when there were any.
+     */
+    static TemplateContent read(JsonInput in) {
+        String title = in.requiredString("title", MAX_TITLE);
+        String body = in.requiredString("body", MAX_BODY);
+        String clickUrl = in.string("click_url", MAX_CLICK_URL);
+        if (clickUrl != null && (clickUrl.isBlank() || hasControl(clickUrl))) {
+            in.reject("click_url", "must be a non-empty URL without control characters (leave it out for none)");
+            clickUrl = null;
+        }
+        JsonNode data = in.value("data");
+        if (data != null && !data.isObject()) {
+            in.reject("data", "must be an object");
+            data = null;
+        } else if (data != null && data.toString().getBytes(StandardCharsets.UTF_8).length > MAX_DATA_BYTES) {
+            in.reject("data", "must be at most " + MAX_DATA_BYTES + " bytes as JSON");
+            data = null;
+        }
+        String level = in.string("interruption_level", 20);
+        if (level != null && !INTERRUPTION_LEVELS.contains(level)) {
+            in.reject("interruption_level", "must be one of passive, active, time_sensitive, critical");
+        }
+        if (in.hasErrors()) {
+            // still report placeholder problems of the fields that were fine, so one 422 tells all
+            if (title != null || body != null || clickUrl != null || data != null) {
+                CompiledContent.compile(new TemplateContent(title, body, clickUrl, data, null), in::reject);
+            }
+            return null;
+        }
+        TemplateContent content = new TemplateContent(title, body, clickUrl, data, level);
+        return CompiledContent.compile(content, in::reject) == null ? null : content;
+    }
+
+    private static boolean hasControl(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.getType(s.charAt(i)) == Character.CONTROL) return true;
+        }
+        return false;
+    }
+
+    /** The stored form: the API field names, unset fields left out. */
+    ObjectNode toJson() {
+        ObjectNode node = JsonNodeFactory.instance.objectNode();
+        node.put("title", title);
+        node.put("body", body);
+        if (clickUrl != null) node.put("click_url", clickUrl);
+        if (data != null) node.set("data", data);
+        if (interruptionLevel != null) node.put("interruption_level", interruptionLevel);
+        return node;
+    }
+
+    static TemplateContent fromJson(JsonNode node) {
+        JsonNode data = node.get("data");
+        return new TemplateContent(node.path("title").stringValue(), node.path("body").stringValue(),
+                text(node, "click_url"), data == null || data.isNull() ? null : data, text(node, "interruption_level"));
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        return value == null || value.isNull() ? null : value.stringValue();
+    }
+}

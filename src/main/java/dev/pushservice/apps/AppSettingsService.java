@@ -34,12 +34,14 @@ public class AppSettingsService {
 
     private final AppSettingsRepository repository;
     private final JsonMapper json;
+    private final Map<String, SettingsSection> sections = new java.util.LinkedHashMap<>();
     private final Cache<UUID, IdentityVerification> identity = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
 
-    AppSettingsService(AppSettingsRepository repository, JsonMapper json) {
+    AppSettingsService(AppSettingsRepository repository, JsonMapper json, List<SettingsSection> sections) {
         this.repository = repository;
         this.json = json;
+        sections.forEach(s -> this.sections.put(s.name(), s));
     }
 
     public AppSettings read(UUID appId) {
@@ -47,7 +49,13 @@ public class AppSettingsService {
         IdentityVerification iv = parseIdentity(row.settings().path("identity_verification"));
         List<Map<String, Object>> keys = iv.keys().stream().map(ECKey::toJSONObject).toList();
         return new AppSettings(row.name(), row.timezone(),
-                new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys));
+                new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys),
+                section("apns", appId), section("fcm", appId), section("webpush", appId));
+    }
+
+    private Object section(String name, UUID appId) {
+        SettingsSection section = sections.get(name);
+        return section == null ? null : section.read(appId);
     }
 
     public IdentityVerification identityVerification(UUID appId) {
@@ -65,8 +73,13 @@ public class AppSettingsService {
         if (timezone != null && !isZone(timezone)) in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
         ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
+        List<Runnable> changes = new ArrayList<>();
+        for (SettingsSection section : sections.values()) {
+            if (in.has(section.name())) changes.add(section.prepare(appId, in.raw().get(section.name()), in));
+        }
         in.check();
         repository.update(appId, name == null ? null : name.strip(), timezone, settings);
+        changes.forEach(Runnable::run);
         identity.invalidate(appId);
         return read(appId);
     }

@@ -20,7 +20,8 @@ class OpenApiContractTests {
 
     private static final OpenApiContract CONTRACT = OpenApiContract.get();
     private static final String SETTINGS = "{\"name\":\"My app\",\"timezone\":\"Europe/Berlin\","
-            + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]}}";
+            + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]},\"apns\":null,\"fcm\":null,"
+            + "\"webpush\":{\"vapid_public_key\":\"" + "B".repeat(87) + "\"}}";
     private static final String DEVICE = """
             {"device_id":"%s","platform":"ios","enabled":true,"invalidated_at":null,"external_user_id":%s,
              "app_version":"1.2","device_model":null,"os_version":null,"locale":"de-DE","timezone":"Europe/Berlin",

@@ -127,6 +127,11 @@ public final class JsonInput {
         errors.add(new ErrorDetail(name(field), message));
     }
 
+    /** Records problems found elsewhere (their fields are already full paths). */
+    public void rejectAll(java.util.List<ErrorDetail> details) {
+        errors.addAll(details);
+    }
+
     public boolean hasErrors() {
         return !errors.isEmpty();
     }

@@ -1,0 +1,26 @@
+package dev.pushservice.apps;
+
+import dev.pushservice.platform.json.JsonInput;
+import java.util.UUID;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * A part of {@code /v1/app/settings} owned by another feature (provider credentials). The settings
+ * service hands each section its part of a PATCH body and shows what {@link #read} returns.
+ * Implementations must never return a secret from {@link #read}.
+ */
+public interface SettingsSection {
+
+    /** The top-level field name, e.g. {@code fcm}. */
+    String name();
+
+    /**
+     * Checks this section's value (JSON {@code null} means "remove"), recording problems on
+     * {@code in} with field names under {@link #name()}; returns the change to make, which runs only
+     * if the whole PATCH is valid, inside its transaction.
+     */
+    Runnable prepare(UUID appId, JsonNode value, JsonInput in);
+
+    /** What settings reads show for this section, or null when nothing is configured. */
+    Object read(UUID appId);
+}

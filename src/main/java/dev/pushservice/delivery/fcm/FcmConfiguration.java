@@ -1,0 +1,14 @@
+package dev.pushservice.delivery.fcm;
+
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The FCM provider, with each app's service account from {@link FcmSettings}. */
+@Configuration(proxyBeanMethods = false)
+class FcmConfiguration {
+
+    @Bean(destroyMethod = "close")
+    FcmProvider fcmProvider(FcmProperties properties, FcmSettings credentials) {
+        return FcmProvider.create(properties, credentials);
+    }
+}

@@ -46,6 +46,9 @@ public final class ApnsPayload {
     /** APNs' limit for every push type this service sends. */
     public static final int MAX_PAYLOAD_BYTES = 4096;
 
+    /** Expiration when a message has no TTL: 28 days, the spec's maximum {@code ttl} and FCM's default. */
+    public static final int DEFAULT_TTL_SECONDS = 2_419_200;
+
     /**
      * The {@code platform_overrides.ios} keys: {@code subtitle}, {@code sound}, {@code category},
      * {@code thread_id}, {@code target_content_id} (strings), {@code badge} (integer ≥ 0),
@@ -137,9 +140,12 @@ public final class ApnsPayload {
         };
     }
 
-    /** No TTL: no header (APNs stores and retries per its own policy); 0: deliver now or never. */
+    /**
+     * 0: deliver now or never ({@code apns-expiration: 0}). No TTL: {@link #DEFAULT_TTL_SECONDS}, as
+     * FCM does; APNs reads a missing header as 0, which would drop every push to an offline device.
+     */
     private static Instant expiration(Integer ttlSeconds, Instant now) {
-        if (ttlSeconds == null) return null;
+        if (ttlSeconds == null) return now.plusSeconds(DEFAULT_TTL_SECONDS);
         if (ttlSeconds == 0) return Instant.EPOCH;
         return now.plusSeconds(ttlSeconds);
     }

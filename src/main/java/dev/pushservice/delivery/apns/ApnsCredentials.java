@@ -144,7 +144,7 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
                 String encoded = c.string("pkcs12", Integer.MAX_VALUE);
                 if (encoded != null) {
                     try {
-                        bytes = Base64.getMimeDecoder().decode(encoded);
+                        bytes = Base64.getDecoder().decode(encoded.replaceAll("\\s", ""));
                     } catch (IllegalArgumentException e) {
                         c.reject("pkcs12", "must be base64");
                         return null;

@@ -125,9 +125,26 @@ public final class ApnsPayload {
         if (payload.length > MAX_PAYLOAD_BYTES) {
             throw new Unsendable("PayloadTooLarge: " + payload.length + " bytes, APNs allows " + MAX_PAYLOAD_BYTES, false);
         }
-        return new SimpleApnsPushNotification(token, topic, new String(payload, StandardCharsets.UTF_8),
+        return new Redacted(token, topic, new String(payload, StandardCharsets.UTF_8),
                 expiration(message.ttlSeconds(), now), priority(message, background),
                 background ? PushType.BACKGROUND : PushType.ALERT, message.collapseId());
+    }
+
+    /**
+     * Pushy's notification, minus the device token and payload in {@code toString()}: Pushy logs
+     * notifications (and exceptions carry them), and a token or user content must never reach a log.
+     */
+    static final class Redacted extends SimpleApnsPushNotification {
+        Redacted(String token, String topic, String payload, Instant expiration, DeliveryPriority priority,
+                 PushType pushType, String collapseId) {
+            super(token, topic, payload, expiration, priority, pushType, collapseId);
+        }
+
+        @Override
+        public String toString() {
+            return "ApnsPushNotification[topic=" + getTopic() + ", pushType=" + getPushType()
+                    + ", priority=" + getPriority() + ", payloadChars=" + getPayload().length() + "]";
+        }
     }
 
     static DeliveryPriority priority(PushMessage message, boolean background) {

@@ -458,6 +458,27 @@ class ApnsProviderTests {
         assertThat(peer.receivedCount()).isZero();
     }
 
+    @Test
+    void contentAvailableBesideVisibleContentStaysAnAlert() throws Exception {
+        ApnsProvider provider = provider(peer.properties(caFile, 1, 100, null));
+
+        await(provider.send(alert().contentAvailable(true).build()));
+
+        ApnsTestPeer.Received r = peer.next();
+        assertThat(r.header("apns-push-type")).isEqualTo("alert");
+        assertThat(r.header("apns-priority")).isEqualTo("10");
+        assertThat(r.payload().get("aps").get("content-available").intValue()).isEqualTo(1);
+        assertThat(r.payload().get("aps").get("alert").get("title").stringValue()).isEqualTo("Your order");
+    }
+
+    @Test
+    void notificationsNeverPrintTheTokenOrPayload() throws Exception {
+        String token = hexToken();
+        var notification = ApnsPayload.build(alert().token(token).body("secret body").build(), BUNDLE, Instant.now());
+
+        assertThat(notification.toString()).doesNotContain(token).doesNotContain("secret body").contains(BUNDLE);
+    }
+
     // ---- helpers ----
 
     private ApnsProvider provider(ApnsProperties properties) {

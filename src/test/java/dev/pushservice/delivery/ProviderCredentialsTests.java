@@ -3,6 +3,10 @@ package dev.pushservice.delivery;
 import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pushservice.delivery.apns.ApnsProvider;
+import dev.pushservice.delivery.apns.ApnsSettings;
+import dev.pushservice.delivery.apns.ApnsTestPeer;
+import dev.pushservice.delivery.apns.TestCertificates;
 import dev.pushservice.delivery.fcm.FcmProvider;
 import dev.pushservice.delivery.fcm.FcmSettings;
 import dev.pushservice.delivery.fcm.LocalFcmServer;
@@ -36,6 +40,45 @@ class ProviderCredentialsTests extends ApiTest {
     FcmSettings fcmCredentials;
     @Autowired
     VapidKeyService vapid;
+    @Autowired
+    ApnsSettings apnsCredentials;
+
+    @Test
+    void apnsTokenCredentialIsCheckedStoredEncryptedAndUsedForSending(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        TestApp app = newApp();
+        String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
+        String body = "{\"apns\":{\"bundle_id\":\"com.example.app\",\"environment\":\"sandbox\",\"token\":{\"key_id\":\"ABCDE12345\","
+                + "\"team_id\":\"TEAM123456\",\"signing_key\":" + tools.jackson.databind.json.JsonMapper.builder().build().writeValueAsString(pem) + "}}}";
+        TestApi.Response set = api.patch("/v1/app/settings", app.serverKey(), body);
+        assertThat(set.status()).as(set.toString()).isEqualTo(200);
+        JsonNode apns = set.json().path("apns");
+        assertThat(apns.path("auth").asString()).isEqualTo("token");
+        assertThat(apns.path("key_id").asString()).isEqualTo("ABCDE12345");
+        assertThat(apns.path("bundle_id").asString()).isEqualTo("com.example.app");
+        String keyMaterial = pem.lines().filter(l -> !l.startsWith("-----")).findFirst().orElseThrow();
+        assertThat(set.body()).doesNotContain("PRIVATE KEY").doesNotContain(keyMaterial);
+        byte[] stored = jdbc.sql("select secret from app_credentials where app_id = :app and provider = 'apns'")
+                .param("app", app.appId()).query(byte[].class).single();
+        assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain("PRIVATE KEY").doesNotContain(keyMaterial);
+
+        try (ApnsTestPeer peer = ApnsTestPeer.start();
+             ApnsProvider provider = new ApnsProvider(peer.properties(ApnsTestPeer.writeCa(dir), 1, 10, java.time.Duration.ofSeconds(10)),
+                     apnsCredentials)) {
+            String token = "a1".repeat(32);
+            DeliveryResult result = provider.send(message(app.appId(), Platform.IOS, token)).get(30, TimeUnit.SECONDS);
+            assertThat(result).as(String.valueOf(result)).isInstanceOf(DeliveryResult.Accepted.class);
+            ApnsTestPeer.Received got = peer.next();
+            assertThat(got.header("apns-topic")).isEqualTo("com.example.app");
+            assertThat(got.payload().path("aps").path("alert").path("title").asString()).isEqualTo("Hello");
+        }
+
+        TestApi.Response bad = api.patch("/v1/app/settings", app.serverKey(), "{\"apns\":{\"bundle_id\":\"com.example.app\","
+                + "\"environment\":\"staging\",\"token\":{\"key_id\":\"short\",\"team_id\":\"TEAM123456\",\"signing_key\":\"nope\"}}}");
+        assertError(bad, 422, "validation_failed");
+        assertThat(bad.json().path("error").path("details").findValuesAsString("field"))
+                .contains("apns.environment", "apns.token.key_id", "apns.token.signing_key");
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("apns").path("key_id").asString()).isEqualTo("ABCDE12345");
+    }
 
     @Test
     void fcmServiceAccountIsCheckedStoredEncryptedAndUsedForSending() throws Exception {

@@ -1,0 +1,293 @@
+package dev.pushservice.delivery.apns;
+
+import com.eatthepath.pushy.apns.ApnsClient;
+import com.eatthepath.pushy.apns.ApnsClientBuilder;
+import com.eatthepath.pushy.apns.PushNotificationResponse;
+import com.eatthepath.pushy.apns.auth.ApnsSigningKey;
+import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
+import dev.pushservice.delivery.CredentialSource;
+import dev.pushservice.delivery.DeliveryResult;
+import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.PushProvider;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509TrustManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers iOS pushes through APNs with Pushy. Thread-safe and long-lived: one {@link ApnsClient}
+ * (with {@link ApnsProperties#connections()} HTTP/2 connections) per app and credential version,
+ * built on first use and replaced, the old one closed gracefully, when the app's credential
+ * version changes. All clients share one Netty event loop group.
+ *
+ * <p>Back-pressure: each client allows {@link ApnsProperties#maxInFlight()} outstanding requests;
+ * {@link #send} blocks the calling thread (a virtual thread in the delivery core) until a slot is
+ * free. A request unanswered after {@link ApnsProperties#requestTimeout()} completes as a transient
+ * failure and frees its slot.
+ *
+ * <p>Results (nothing is retried here; the delivery core retries {@link DeliveryResult.Failed}):
+ * <ul>
+ *   <li>accepted: {@link DeliveryResult.Accepted} with the {@code apns-id};</li>
+ *   <li>{@code BadDeviceToken}, {@code DeviceTokenNotForTopic}, {@code Unregistered} and any 410:
+ *       rejected with the token invalid (and APNs' invalidation time for 410);</li>
+ *   <li>429, 5xx, {@code ExpiredProviderToken} (Pushy makes a new token for the next attempt),
+ *       {@code IdleTimeout}, {@code Shutdown}, connection errors, timeouts: failed (transient);</li>
+ *   <li>any other 4xx, a payload over 4 KB, an invalid {@code platform_overrides.ios}, an app
+ *       without APNs credentials or with credentials Pushy cannot use: rejected, token still valid.</li>
+ * </ul>
+ *
+ * <p>Returned futures complete on a Netty I/O thread: continuations must not block.
+ */
+public final class ApnsProvider implements PushProvider {
+
+    private static final Logger log = LoggerFactory.getLogger(ApnsProvider.class);
+
+    private static final Set<String> TOKEN_INVALID = Set.of("BadDeviceToken", "DeviceTokenNotForTopic", "Unregistered");
+    private static final Set<String> TRANSIENT = Set.of("TooManyRequests", "TooManyProviderTokenUpdates",
+            "ExpiredProviderToken", "IdleTimeout", "Shutdown", "InternalServerError", "ServiceUnavailable");
+
+    private final ApnsProperties properties;
+    private final CredentialSource<ApnsCredentials> credentials;
+    private final X509Certificate[] trustedServerCertificates;
+    private final EventLoopGroup eventLoopGroup;
+    private final ConcurrentHashMap<UUID, AppClient> clients = new ConcurrentHashMap<>();
+    private final HashedWheelTimer timeouts = new HashedWheelTimer(
+            new DefaultThreadFactory("apns-timeouts", true), 50, TimeUnit.MILLISECONDS);
+    private volatile boolean closed;
+
+    /**
+     * @throws IllegalArgumentException when {@code trustedCaFile} cannot be read as PEM certificates
+     */
+    @SuppressWarnings("deprecation") // Pushy 0.15 picks its channel class from NioEventLoopGroup
+    public ApnsProvider(ApnsProperties properties, CredentialSource<ApnsCredentials> credentials) {
+        this.properties = properties;
+        this.credentials = credentials;
+        this.trustedServerCertificates = properties.trustedCaFile() == null
+                ? null : withDefaultTrust(readCertificates(properties.trustedCaFile()));
+        this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors());
+    }
+
+    @Override
+    public Platform platform() {
+        return Platform.IOS;
+    }
+
+    @Override
+    public CompletableFuture<DeliveryResult> send(PushMessage message) {
+        if (message.platform() != Platform.IOS) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("not an iOS message: " + message));
+        }
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("APNs provider is closed"));
+        }
+        Optional<CredentialSource.Versioned<ApnsCredentials>> found = credentials.find(message.appId());
+        if (found.isEmpty()) {
+            AppClient stale = clients.remove(message.appId());
+            if (stale != null) stale.close();
+            return done(new DeliveryResult.Rejected("NotConfigured: the app has no APNs credentials", false, null));
+        }
+        AppClient client = clientFor(message.appId(), found.get());
+        if (client.unusable != null) {
+            return done(new DeliveryResult.Rejected("InvalidCredentials: " + client.unusable, false, null));
+        }
+
+        SimpleApnsPushNotification notification;
+        try {
+            notification = ApnsPayload.build(message, client.topic, Instant.now());
+        } catch (ApnsPayload.Unsendable e) {
+            return done(new DeliveryResult.Rejected(e.reason, e.tokenInvalid, null));
+        }
+
+        try {
+            client.inFlight.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return done(new DeliveryResult.Failed("Interrupted before sending", null));
+        }
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+        try {
+            var sent = client.apns.sendNotification(notification);
+            // A wheel timer, not CompletableFuture.orTimeout: cancelling is O(1) and wakes no thread,
+            // which matters at tens of thousands of sends per second
+            Timeout timeout = timeouts.newTimeout(t -> result.complete(new DeliveryResult.Failed(
+                    "Timeout: no answer within " + properties.requestTimeout().toMillis() + " ms", null)),
+                    properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            sent.whenComplete((response, error) -> {
+                timeout.cancel();
+                result.complete(toResult(response, error));
+            });
+        } catch (RuntimeException e) {
+            result.complete(new DeliveryResult.Failed("ConnectionError: " + describe(e), null));
+        }
+        // The slot is released exactly once, by whichever comes first (answer, timeout, error), and
+        // before the caller's continuations run
+        return result.whenComplete((r, e) -> client.inFlight.release());
+    }
+
+    /** Requests this provider has outstanding for {@code appId}; for monitoring and tests. */
+    public int inFlight(UUID appId) {
+        AppClient client = clients.get(appId);
+        return client == null ? 0 : properties.maxInFlight() - client.inFlight.availablePermits();
+    }
+
+    /** Closes every client, waiting a few seconds for outstanding answers, then the event loops. */
+    @Override
+    public void close() {
+        closed = true;
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        clients.values().forEach(c -> closing.add(c.close()));
+        clients.clear();
+        try {
+            CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("APNs clients did not close cleanly: {}", describe(e));
+        }
+        eventLoopGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        timeouts.stop();
+    }
+
+    static DeliveryResult toResult(PushNotificationResponse<?> response, Throwable error) {
+        if (error != null) {
+            return new DeliveryResult.Failed("ConnectionError: " + describe(error), null);
+        }
+        if (response.isAccepted()) {
+            return new DeliveryResult.Accepted(response.getApnsId() == null ? null : response.getApnsId().toString());
+        }
+        int status = response.getStatusCode();
+        String reason = response.getRejectionReason().orElse("HTTP " + status);
+        if (status == 429 || status >= 500 || TRANSIENT.contains(reason)) {
+            return new DeliveryResult.Failed(reason, null);
+        }
+        boolean tokenInvalid = status == 410 || TOKEN_INVALID.contains(reason);
+        Instant invalidatedAt = tokenInvalid ? response.getTokenInvalidationTimestamp().orElse(null) : null;
+        return new DeliveryResult.Rejected(reason, tokenInvalid, invalidatedAt);
+    }
+
+    private AppClient clientFor(UUID appId, CredentialSource.Versioned<ApnsCredentials> versioned) {
+        AppClient current = clients.get(appId);
+        if (current != null && current.version == versioned.version()) return current;
+        return clients.compute(appId, (id, old) -> {
+            if (old != null && old.version == versioned.version()) return old;
+            if (old != null) old.close();
+            return open(appId, versioned);
+        });
+    }
+
+    private AppClient open(UUID appId, CredentialSource.Versioned<ApnsCredentials> versioned) {
+        ApnsCredentials creds = versioned.credentials();
+        String host = properties.host() != null ? properties.host()
+                : creds.environment() == ApnsCredentials.Environment.PRODUCTION
+                        ? ApnsClientBuilder.PRODUCTION_APNS_HOST : ApnsClientBuilder.DEVELOPMENT_APNS_HOST;
+        ApnsClientBuilder builder = new ApnsClientBuilder()
+                .setApnsServer(host, properties.port())
+                .setEventLoopGroup(eventLoopGroup)
+                .setConcurrentConnections(properties.connections())
+                .setConnectionTimeout(properties.connectTimeout());
+        if (trustedServerCertificates != null) builder.setTrustedServerCertificateChain(trustedServerCertificates);
+        try {
+            switch (creds.auth()) {
+                case ApnsCredentials.Token t ->
+                        builder.setSigningKey(new ApnsSigningKey(t.keyId(), t.teamId(), t.signingKey()));
+                case ApnsCredentials.Certificate c ->
+                        builder.setClientCredentials(c.certificate(), c.privateKey(), null);
+            }
+            ApnsClient client = builder.build();
+            log.info("APNs client for app {} (credential version {}, {} auth, {}:{}, {} connection(s))",
+                    appId, versioned.version(), creds.auth() instanceof ApnsCredentials.Token ? "token" : "certificate",
+                    host, properties.port(), properties.connections());
+            return new AppClient(versioned.version(), creds.bundleId(), client, null, properties.maxInFlight());
+        } catch (GeneralSecurityException | IOException | RuntimeException e) {
+            // Cached per version, so a bulk send does not rebuild a broken client per message
+            log.warn("APNs credentials of app {} (version {}) are unusable: {}", appId, versioned.version(), describe(e));
+            return new AppClient(versioned.version(), creds.bundleId(), null, describe(e), properties.maxInFlight());
+        }
+    }
+
+    private static final class AppClient {
+        final long version;
+        final String topic;
+        final ApnsClient apns;
+        final String unusable;
+        final Semaphore inFlight;
+
+        AppClient(long version, String topic, ApnsClient apns, String unusable, int maxInFlight) {
+            this.version = version;
+            this.topic = topic;
+            this.apns = apns;
+            this.unusable = unusable;
+            this.inFlight = new Semaphore(maxInFlight);
+        }
+
+        CompletableFuture<Void> close() {
+            return apns == null ? CompletableFuture.completedFuture(null) : apns.close();
+        }
+    }
+
+    private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {
+        return CompletableFuture.completedFuture(result);
+    }
+
+    private static String describe(Throwable error) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + e.getMessage();
+    }
+
+    private static X509Certificate[] readCertificates(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            X509Certificate[] certificates = CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
+                    .map(X509Certificate.class::cast).toArray(X509Certificate[]::new);
+            if (certificates.length == 0) throw new IllegalArgumentException("no certificate in " + file);
+            return certificates;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("push.apns.trusted-ca-file " + file + " is not a readable PEM certificate file", e);
+        }
+    }
+
+    /** The extra CAs plus the JVM's default ones: a custom trust list must not drop Apple's real CA. */
+    private static X509Certificate[] withDefaultTrust(X509Certificate[] extra) {
+        try {
+            TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            factory.init((KeyStore) null);
+            List<X509Certificate> all = new ArrayList<>(Arrays.asList(extra));
+            for (var manager : factory.getTrustManagers()) {
+                if (manager instanceof X509TrustManager x509) all.addAll(Arrays.asList(x509.getAcceptedIssuers()));
+            }
+            return all.toArray(X509Certificate[]::new);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("cannot read the JVM's default trust store", e);
+        }
+    }
+}

@@ -52,5 +52,7 @@ stop_service() {
 
 bootstrap_key() { # bootstrap_key DATA_DIR server|public
   local pattern=ps_live_; [ "$2" = public ] && pattern=ps_public_
+  # the server answers HTTP a moment before the first-start bootstrap has written the file
+  for _ in $(seq 1 30); do [ -s "$1/bootstrap-keys.txt" ] && break; sleep 1; done
   grep -o "${pattern}[A-Za-z0-9_-]*" "$1/bootstrap-keys.txt" | head -n 1
 }

@@ -1,0 +1,194 @@
+package dev.pushservice.events;
+
+import dev.pushservice.platform.auth.ApiPrincipal;
+import dev.pushservice.platform.auth.Authorize;
+import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.json.JsonInput;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code POST /v1/events}: validates an event, hands it to the {@link EventWriter} and answers 202
+ * once it is committed. Public client keys may submit (SDKs report receipts and opens).
+ */
+@RestController
+class EventController {
+
+    static final int MAX_NAME = 100;
+    static final int MAX_METADATA_BYTES = 16 * 1024;
+    static final Duration MAX_FUTURE = Duration.ofMinutes(5);
+    static final Duration MAX_AGE = Duration.ofDays(30);
+    /** How long a request waits for its batch; far above a normal commit, only hit when the database hangs. */
+    private static final Duration COMMIT_WAIT = Duration.ofSeconds(30);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
+    private static final String TYPES = Arrays.stream(EventType.values()).map(EventType::value).collect(Collectors.joining(", "));
+
+    private final EventWriter writer;
+    private final JsonMapper json;
+
+    EventController(EventWriter writer, JsonMapper json) {
+        this.writer = writer;
+        this.json = json;
+    }
+
+    record EventAccepted(UUID eventId) {
+    }
+
+    @PostMapping("/v1/events")
+    @Authorize(value = Scope.EVENTS_WRITE, publicKeyAllowed = true)
+    ResponseEntity<EventAccepted> submit(ApiPrincipal caller, @RequestBody JsonNode body) {
+        NewEvent event = read(caller, JsonInput.object(body), Instant.now());
+        EventWriter.Outcome outcome = switch (writer.submit(event)) {
+            case EventWriter.Submission.Overloaded o -> throw new ApiException(ErrorCode.SERVICE_UNAVAILABLE,
+                    "Event ingest is at capacity; retry shortly", List.of(), Map.of("Retry-After", "1"));
+            case EventWriter.Submission.Queued q -> await(q);
+        };
+        if (outcome == EventWriter.Outcome.UNKNOWN_DEVICE) {
+            throw ApiException.invalid("device_id", "is not a device of this app");
+        }
+        return ResponseEntity.status(HttpStatus.ACCEPTED).body(new EventAccepted(event.id()));
+    }
+
+    private static EventWriter.Outcome await(EventWriter.Submission.Queued queued) {
+        try {
+            return queued.outcome().get(COMMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("Event batch was not written", e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Event batch was not written within " + COMMIT_WAIT, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while waiting for the event batch", e);
+        }
+    }
+
+    private NewEvent read(ApiPrincipal caller, JsonInput in, Instant now) {
+        EventType type = null;
+        String typeValue = in.requiredString("event_type", 40);
+        if (typeValue != null) {
+            type = EventType.fromValue(typeValue).orElse(null);
+            if (type == null) in.reject("event_type", "must be one of " + TYPES + " (the list is closed; use custom with an event_name)");
+        }
+        String name = in.string("event_name", MAX_NAME);
+        if (name != null && !NAME.matcher(name).matches()) {
+            in.reject("event_name", "must be 1-" + MAX_NAME + " letters, digits, '.', '_' or '-'");
+            name = null;
+        }
+        if (type != null && type.named() && in.value("event_name") == null) {
+            in.reject("event_name", "is required for custom and outcome events");
+        } else if (type != null && !type.named() && in.value("event_name") != null) {
+            in.reject("event_name", "is only allowed for custom and outcome events");
+        }
+        UUID notificationId = uuid(in, "notification_id");
+        UUID deviceId = uuid(in, "device_id");
+        String metadata = metadata(in);
+        Instant occurredAt = occurredAt(in, now);
+        in.check();
+        Instant receivedAt = now.truncatedTo(ChronoUnit.MICROS);
+        return new NewEvent(UUID.randomUUID(), caller.appId(), type, name, deviceId, notificationId, metadata,
+                occurredAt == null ? receivedAt : occurredAt, receivedAt);
+    }
+
+    private static UUID uuid(JsonInput in, String field) {
+        String raw = in.string(field, 36);
+        if (raw == null) return null;
+        try {
+            if (raw.length() == 36) return UUID.fromString(raw);
+        } catch (IllegalArgumentException ignored) {
+            // rejected below
+        }
+        in.reject(field, "must be a UUID");
+        return null;
+    }
+
+    /** Compact JSON text of the metadata object, or null when absent. */
+    private String metadata(JsonInput in) {
+        JsonNode value = in.value("metadata");
+        if (value == null) return null;
+        if (!value.isObject()) {
+            in.reject("metadata", "must be an object");
+            return null;
+        }
+        String text = json.writeValueAsString(value);
+        if (text.getBytes(StandardCharsets.UTF_8).length > MAX_METADATA_BYTES) {
+            in.reject("metadata", "must be at most " + MAX_METADATA_BYTES + " bytes as compact JSON");
+            return null;
+        }
+        if (!storable(value)) {
+            // PostgreSQL jsonb cannot hold these; refusing here keeps them out of the batch
+            in.reject("metadata", "strings and keys must not contain U+0000 or unpaired surrogates");
+            return null;
+        }
+        return text;
+    }
+
+    private static boolean storable(JsonNode node) {
+        if (node.isString()) return storable(node.stringValue());
+        if (node.isObject()) {
+            for (var e : node.properties()) {
+                if (!storable(e.getKey()) || !storable(e.getValue())) return false;
+            }
+        } else if (node.isArray()) {
+            for (JsonNode item : node) if (!storable(item)) return false;
+        }
+        return true;
+    }
+
+    private static boolean storable(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == 0) return false;
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
+                i++;
+            } else if (Character.isLowSurrogate(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Instant occurredAt(JsonInput in, Instant now) {
+        String raw = in.string("occurred_at", 64);
+        if (raw == null) return null;
+        Instant at;
+        try {
+            at = OffsetDateTime.parse(raw, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
+        } catch (DateTimeParseException e) {
+            in.reject("occurred_at", "must be an ISO 8601 timestamp with a zone offset, such as 2025-05-01T12:00:00Z");
+            return null;
+        }
+        if (at.isAfter(now.plus(MAX_FUTURE))) {
+            in.reject("occurred_at", "must not be more than 5 minutes in the future");
+            return null;
+        }
+        if (at.isBefore(now.minus(MAX_AGE))) {
+            in.reject("occurred_at", "must not be more than 30 days in the past");
+            return null;
+        }
+        return at.truncatedTo(ChronoUnit.MICROS);
+    }
+}

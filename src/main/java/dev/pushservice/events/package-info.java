@@ -1,0 +1,10 @@
+/**
+ * Engagement events submitted by clients ({@code POST /v1/events}) and the state derived from them.
+ *
+ * <p>Owns the tables {@code events} (append-only), {@code device_event_last} (the latest occurrence
+ * of each event key per device, what segment filters read) and {@code event_daily_counts} (per-day
+ * counters in the app's time zone, what analytics reads). All three are written together, in one
+ * transaction per batch, by {@link dev.pushservice.events.EventWriter}: they never disagree, and an
+ * event answered 202 is committed.
+ */
+package dev.pushservice.events;

@@ -1,5 +1,7 @@
 package dev.pushservice.platform.jobs;
 
+import java.util.function.Supplier;
+
 import com.github.kagkarlsson.scheduler.Scheduler;
 import com.github.kagkarlsson.scheduler.boot.config.DbSchedulerStarter;
 import org.slf4j.Logger;
@@ -21,12 +23,17 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * ({@code heartbeat-interval} × {@code missed-heartbeats-limit}). This class instead marks every
  * execution still picked by this process unpicked, so another worker (or this one after a restart)
  * takes it at its next poll. A task interrupted by shutdown counts as one failed attempt.
+ *
+ * <p>A db-scheduler {@link Scheduler} cannot be started again once stopped, so each start builds a
+ * fresh one: the context may be stopped and started again (Spring's test context cache pauses
+ * idle contexts; {@code ConfigurableApplicationContext#stop/start} does the same).
  */
 final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
 
     private static final Logger log = LoggerFactory.getLogger(JobWorker.class);
 
-    private final Scheduler scheduler;
+    private final Supplier<Scheduler> schedulers;
+    private volatile Scheduler scheduler;
     private final boolean worker;
     private final JdbcClient jdbc;
     private final String table;
@@ -34,8 +41,8 @@ final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableB
     private volatile boolean running;
     private volatile Thread stopping;
 
-    JobWorker(Scheduler scheduler, boolean worker, JdbcClient jdbc, String table, String name) {
-        this.scheduler = scheduler;
+    JobWorker(Supplier<Scheduler> schedulers, boolean worker, JdbcClient jdbc, String table, String name) {
+        this.schedulers = schedulers;
         this.worker = worker;
         this.jdbc = jdbc;
         this.table = table;
@@ -55,6 +62,7 @@ final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableB
             log.info("Role 'worker' not set: background tasks are scheduled here but executed by worker instances");
             return;
         }
+        scheduler = schedulers.get();
         scheduler.start();
         running = true;
     }
@@ -64,6 +72,7 @@ final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableB
         if (!running) return;
         running = false;
         scheduler.stop();
+        scheduler = null;
         release();
     }
 

@@ -60,7 +60,9 @@ class JobsConfiguration {
         return new JobInstanceName(host + "#" + UUID.randomUUID().toString().substring(0, 8));
     }
 
+    /** A new scheduler per start (prototype): a stopped db-scheduler cannot be started again. */
     @Bean(destroyMethod = "") // JobWorker stops it, then releases what it still holds
+    @org.springframework.context.annotation.Scope("prototype")
     Scheduler jobScheduler(DbSchedulerProperties config, DataSource dataSource, JobInstanceName name,
                            ObjectProvider<Task<?>> tasks, ObjectProvider<StatsRegistry> stats,
                            ObjectProvider<SchedulerListener> listeners, ObjectProvider<ExecutionInterceptor> interceptors) {
@@ -82,9 +84,9 @@ class JobsConfiguration {
     }
 
     @Bean
-    JobWorker jobWorker(Scheduler scheduler, PushProperties properties, DbSchedulerProperties config,
+    JobWorker jobWorker(ObjectProvider<Scheduler> schedulers, PushProperties properties, DbSchedulerProperties config,
                         JdbcClient jdbc, JobInstanceName name) {
-        return new JobWorker(scheduler, properties.hasRole("worker"), jdbc, config.getTableName(), name.value());
+        return new JobWorker(schedulers::getObject, properties.hasRole("worker"), jdbc, config.getTableName(), name.value());
     }
 
     /** Scheduling for services and controllers; takes part in the caller's transaction. */

@@ -56,3 +56,14 @@ bootstrap_key() { # bootstrap_key DATA_DIR server|public
   for _ in $(seq 1 30); do [ -s "$1/bootstrap-keys.txt" ] && break; sleep 1; done
   grep -o "${pattern}[A-Za-z0-9_-]*" "$1/bootstrap-keys.txt" | head -n 1
 }
+
+# run_test_main CLASS [args...]: compiles main and test classes and runs CLASS from the test
+# classpath on a JDK 21+ (benchmarks of the providers, the local peers).
+run_test_main() {
+  local cls=$1; shift
+  (cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests test-compile \
+    && ./mvnw -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt >/dev/null)
+  local java; java=$(find_java)
+  exec "$java" --enable-native-access=ALL-UNNAMED -Xms1g -Xmx2g \
+    -cp "$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")" "$cls" "$@"
+}

@@ -38,6 +38,12 @@ final class AppInstance implements AutoCloseable {
         return context.getBean(type);
     }
 
+    /** Stops every lifecycle bean and starts them again, as a paused and resumed context does. */
+    void stopAndStart() {
+        context.stop();
+        context.start();
+    }
+
     JdbcClient jdbc() {
         return bean(JdbcClient.class);
     }

@@ -3,7 +3,6 @@ package dev.pushservice.platform;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.github.kagkarlsson.scheduler.Scheduler;
 import com.github.kagkarlsson.scheduler.SchedulerClient;
 import com.github.kagkarlsson.scheduler.task.helper.OneTimeTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
@@ -52,7 +51,7 @@ class JobsTests {
         OneTimeTask<Greeting> apiSide = Tasks.oneTime("test-greet", Greeting.class)
                 .execute((instance, ctx) -> seenByApi.add(instance.getData().text()));
         try (AppInstance api = instance("api").beans(c -> register(c, apiSide)).start()) {
-            assertThat(api.bean(Scheduler.class).getSchedulerState().isStarted()).isFalse();
+            assertThat(api.bean(dev.pushservice.platform.jobs.JobWorker.class).isRunning()).isFalse();
             SchedulerClient client = api.bean(SchedulerClient.class);
             client.scheduleIfNotExists(apiSide.instance("due", new Greeting("hello")), Instant.now().minusSeconds(30));
             client.scheduleIfNotExists(apiSide.instance("later", new Greeting("later")), Instant.now().plus(Duration.ofHours(1)));
@@ -80,6 +79,20 @@ class JobsTests {
             assertThat(jobs.path("oldest_due_age_seconds").asLong()).isZero();
         }
         assertThat(seenByApi).isEmpty();
+    }
+
+    @Test
+    void aStoppedWorkerStartsAgainAndExecutes() throws Exception {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        OneTimeTask<Greeting> task = Tasks.oneTime("test-restart", Greeting.class)
+                .execute((instance, ctx) -> seen.add(instance.getData().text()));
+        try (AppInstance worker = instance("worker").beans(c -> register(c, task)).start()) {
+            worker.stopAndStart();
+            assertThat(worker.bean(dev.pushservice.platform.jobs.JobWorker.class).isRunning()).isTrue();
+            worker.bean(SchedulerClient.class).scheduleIfNotExists(task.instance("after-restart", new Greeting("again")), Instant.now());
+            await().atMost(Duration.ofSeconds(20)).until(() -> !seen.isEmpty());
+            assertThat(seen).containsExactly("again");
+        }
     }
 
     @Test

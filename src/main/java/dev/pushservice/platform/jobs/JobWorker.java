@@ -28,7 +28,7 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * fresh one: the context may be stopped and started again (Spring's test context cache pauses
  * idle contexts; {@code ConfigurableApplicationContext#stop/start} does the same).
  */
-final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
+public final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
 
     private static final Logger log = LoggerFactory.getLogger(JobWorker.class);
 

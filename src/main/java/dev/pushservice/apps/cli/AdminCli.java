@@ -101,8 +101,7 @@ public final class AdminCli {
         List<String> settings = new ArrayList<>(List.of(
                 "--push.bootstrap.enabled=false",
                 "--db-scheduler.enabled=false",
-                // a role no background component runs under
-                "--push.roles=admin-cli",
+                "--push.roles=api", // no worker role: a CLI run never executes background work
                 "--push.database.pool-size=2",
                 "--spring.main.lazy-initialization=true",
                 "--PUSH_LOG_FORMAT=text",

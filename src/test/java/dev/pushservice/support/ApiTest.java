@@ -38,6 +38,11 @@ public abstract class ApiTest {
     @LocalServerPort
     protected int port;
 
+    /** The running app's data dir (its generated secret key lives there). */
+    protected static Path dataDir() {
+        return DATA_DIR;
+    }
+
     @Autowired
     protected TenantService tenants;
 

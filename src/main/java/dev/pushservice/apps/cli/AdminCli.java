@@ -88,6 +88,10 @@ public final class AdminCli {
             CommandLine.Help help = command.getHelp();
             err.print(help.synopsisHeading() + help.synopsis(help.synopsisHeadingLength()));
             err.println("Run '" + command.getCommandSpec().qualifiedName() + " --help' for details.");
+        } else if (e instanceof dev.pushservice.platform.error.ApiException api) {
+            // refused by the same validation the API applies (e.g. a bad provider credential)
+            err.println("Error: " + api.getMessage());
+            api.details().forEach(d -> err.println("  " + (d.field() == null ? "" : d.field() + ": ") + d.message()));
         } else if (e instanceof StartFailure) {
             err.println("Error: " + e.getMessage());
         } else {

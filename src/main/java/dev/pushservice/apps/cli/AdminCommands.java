@@ -156,7 +156,7 @@ final class AdminCommands {
 
     // ---------------------------------------------------------------- apps
 
-    @Command(name = "app", description = "Apps.", subcommands = {AppCreate.class, AppList.class})
+    @Command(name = "app", description = "Apps.", subcommands = {AppCreate.class, AppList.class, AppCredentials.class})
     static final class AppCommand extends Group {
     }
 
@@ -213,6 +213,57 @@ final class AdminCommands {
                 CliOutput.table(out(), List.of("ID", "ORG", "NAME", "TIMEZONE", "CREATED"), apps.stream()
                         .map(a -> List.of(a.id().toString(), a.orgId().toString(), a.name(), a.timezone(),
                                 CliOutput.time(a.createdAt()))).toList());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "credentials", description = {
+            "Sets, replaces or removes an app's provider credentials from a JSON file shaped like the",
+            "body of PATCH /v1/app/settings: {\"apns\": {…}, \"fcm\": {\"service_account\": {…}}}; null removes one.",
+            "Checked exactly as the API checks them, stored encrypted; only what is configured is printed."})
+    static final class AppCredentials extends Leaf {
+        private static final java.util.Set<String> PROVIDERS = java.util.Set.of("apns", "fcm");
+
+        @Option(names = "--app", required = true, paramLabel = "APP_ID", converter = CliConverters.Id.class,
+                description = "The app's id.")
+        UUID app;
+
+        @Option(names = "--file", required = true, paramLabel = "FILE", description = "The JSON file.")
+        java.nio.file.Path file;
+
+        AppCredentials(CliSession session) {
+            super(session);
+        }
+
+        @Override
+        public Integer call() throws Exception {
+            tools.jackson.databind.JsonNode body;
+            try {
+                body = tools.jackson.databind.json.JsonMapper.builder().build().readTree(java.nio.file.Files.readString(file));
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("Cannot read " + file
+                        + (e instanceof java.nio.file.NoSuchFileException ? ": no such file" : ": not readable"));
+            } catch (tools.jackson.core.JacksonException e) {
+                throw new IllegalArgumentException(file + " is not valid JSON");
+            }
+            if (body == null || !body.isObject() || body.isEmpty() || !PROVIDERS.containsAll(body.propertyNames())) {
+                throw new IllegalArgumentException(file + " must be a JSON object with \"apns\" and/or \"fcm\" only");
+            }
+            tenants().app(app);
+            dev.pushservice.apps.AppSettings result = session.bean(dev.pushservice.apps.AppSettingsService.class).update(app, body);
+            java.util.Map<String, Object> shown = new java.util.LinkedHashMap<>();
+            shown.put("app_id", app.toString());
+            shown.put("apns", result.apns());
+            shown.put("fcm", result.fcm());
+            if (json()) {
+                CliOutput.json(out(), shown);
+            } else {
+                for (String provider : body.propertyNames()) {
+                    Object now = provider.equals("apns") ? result.apns() : result.fcm();
+                    out().printf(now == null ? "Removed %s credentials of app %s.%n" : "Set %s credentials of app %s: %s%n",
+                            provider.toUpperCase(java.util.Locale.ROOT), app, now);
+                }
             }
             return 0;
         }

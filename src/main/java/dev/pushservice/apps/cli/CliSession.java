@@ -40,8 +40,13 @@ final class CliSession implements AutoCloseable {
     }
 
     TenantService tenants() {
+        return bean(TenantService.class);
+    }
+
+    /** A service of the application, started on first use. */
+    <T> T bean(Class<T> type) {
         if (context == null) context = starter.get();
-        return context.getBean(TenantService.class);
+        return context.getBean(type);
     }
 
     @Override

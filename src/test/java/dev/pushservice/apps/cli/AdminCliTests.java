@@ -57,6 +57,50 @@ class AdminCliTests extends ApiTest {
     }
 
     @Test
+    void providerCredentialsAreSetFromAFileCheckedLikeTheApiAndNeverPrinted(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        TestApp app = newApp();
+        var account = dev.pushservice.delivery.fcm.LocalServiceAccount.generate("cli-proj");
+        String signingKey = dev.pushservice.delivery.apns.TestCertificates.pkcs8Pem(
+                dev.pushservice.delivery.apns.TestCertificates.ec("secp256r1").getPrivate());
+        java.nio.file.Path good = dir.resolve("good.json");
+        java.nio.file.Files.writeString(good, "{\"fcm\":{\"service_account\":" + account.json(java.net.URI.create("https://oauth2.googleapis.com/token"))
+                + "},\"apns\":{\"bundle_id\":\"com.example.cli\",\"environment\":\"production\",\"token\":{\"key_id\":\"KEYID12345\","
+                + "\"team_id\":\"TEAMID1234\",\"signing_key\":" + JSON.writeValueAsString(signingKey) + "}}}");
+        java.nio.file.Path bad = dir.resolve("bad.json");
+        java.nio.file.Files.writeString(bad, "{\"fcm\":{\"service_account\":{\"type\":\"service_account\"}}}");
+        java.nio.file.Path wrongShape = dir.resolve("shape.json");
+        java.nio.file.Files.writeString(wrongShape, "{\"name\":\"not a credential\"}");
+
+        // the CLI must seal secrets with the service's key, as an operator shares PUSH_SECRET_KEY
+        api.get("/v1/app/webpush", app.publicKey());
+        String secretKey = java.nio.file.Files.readString(dataDir().resolve("secret.key")).trim();
+        List<Run> runs = cliAll(Map.of("PUSH_SECRET_KEY", secretKey), List.of(
+                List.of("app", "credentials", "--app", app.appId().toString(), "--file", good.toString(), "--json"),
+                List.of("app", "credentials", "--app", app.appId().toString(), "--file", bad.toString()),
+                List.of("app", "credentials", "--app", app.appId().toString(), "--file", wrongShape.toString()),
+                List.of("app", "credentials", "--app", app.appId().toString(), "--file", dir.resolve("missing.json").toString())));
+        Run set = runs.get(0).succeeded();
+        assertThat(set.json().path("fcm").path("project_id").asString()).isEqualTo("cli-proj");
+        assertThat(set.json().path("apns").path("key_id").asString()).isEqualTo("KEYID12345");
+        assertThat(set.out() + set.err()).doesNotContain("PRIVATE KEY");
+        for (Run refused : runs.subList(1, 4)) {
+            assertThat(refused.exit()).as(refused.toString()).isEqualTo(1);
+            assertThat(refused.err()).doesNotContain("Exception").doesNotContain("\tat ");
+        }
+        assertThat(runs.get(1).err()).contains("fcm.service_account");
+        assertThat(runs.get(2).err()).contains("\"apns\" and/or \"fcm\"");
+        var settings = api.get("/v1/app/settings", app.serverKey()).json();
+        assertThat(settings.path("fcm").path("project_id").asString()).isEqualTo("cli-proj");
+        assertThat(settings.path("apns").path("bundle_id").asString()).isEqualTo("com.example.cli");
+        // the service opens what the CLI sealed
+        assertThat(fcmCredentials.find(app.appId()).orElseThrow().credentials().projectId()).isEqualTo("cli-proj");
+    }
+
+    @org.springframework.beans.factory.annotation.Autowired
+    dev.pushservice.delivery.fcm.FcmSettings fcmCredentials;
+
+    @Test
     void organisationsAndAppsAreCreatedAndListed() {
         String name = "Acme " + UUID.randomUUID();
         Run created = cli("org", "create", "--name", name, "--json").succeeded();
@@ -376,7 +420,7 @@ class AdminCliTests extends ApiTest {
      */
     private Run cli(Map<String, String> env, List<String> args) {
         String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> command = new ArrayList<>(List.of(java,
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 // start-up speed over peak performance: these JVMs live for seconds
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
                 "-cp", System.getProperty("java.class.path"), "dev.pushservice.PushServiceApplication", "admin"));

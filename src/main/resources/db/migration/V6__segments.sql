@@ -38,3 +38,7 @@ create function segment_version_key(v text) returns numeric[]
 create function segment_tag_number(v text) returns numeric
     language sql immutable strict parallel safe
     return case when v ~ '^-?[0-9]{1,30}(\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?$' then v::numeric end;
+
+-- The version key of each device, kept by PostgreSQL on every write: comparing a stored array costs
+-- nothing, while computing the key while filtering costs seconds per million devices (measured).
+alter table devices add column app_version_key numeric[] generated always as (segment_version_key(app_version)) stored;

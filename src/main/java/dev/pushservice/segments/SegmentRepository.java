@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
+import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -18,6 +19,9 @@ class SegmentRepository {
     private static final String VIEW = """
             select s.id, s.name, s.description, v.filter::text as filter, s.current_version, s.status, s.created_at, s.updated_at
             from segments s join segment_versions v on v.segment_id = s.id and v.version = s.current_version""";
+
+    /** Per-query memory for audience counts: a fixed constant, never input. */
+    private static final String AUDIENCE_WORK_MEM = "64MB";
 
     private final JdbcClient jdbc;
     private final JsonMapper json;
@@ -83,11 +87,19 @@ class SegmentRepository {
                 .query((rs, n) -> json.readTree(rs.getString(1))).optional();
     }
 
-    /** Counts the app's enabled, non-invalidated devices matching a compiled filter. */
-    long countAudience(UUID appId, FilterCompiler.Compiled filter) {
-        return jdbc.sql("""
-                        select count(*) from devices d join users u on u.id = d.user_id
-                        where d.app_id = :app and d.enabled and d.invalidated_at is null and (""" + filter.sql() + ")")
+    /**
+     * Counts the app's enabled, non-invalidated devices matching a compiled filter. Runs in its own
+     * transaction with a larger {@code work_mem}, so the hash joins over a million devices stay in
+     * memory instead of spilling to disk (measured: several times faster).
+     */
+    @Transactional(readOnly = true)
+    public long countAudience(UUID appId, FilterCompiler.Compiled filter) {
+        jdbc.sql("set local work_mem = '" + AUDIENCE_WORK_MEM + "'").update();
+        String users = filter.usesUser() ? "join users u on u.id = d.user_id" : "";
+        String hasUser = filter.usesUser() ? "" : " and d.user_id is not null";
+        return jdbc.sql("select count(*) from devices d " + users + " " + filter.joins()
+                        + " where d.app_id = :app and d.enabled and d.invalidated_at is null" + hasUser
+                        + " and (" + filter.predicate() + ")")
                 .param("app", appId).params(filter.params()).query(Long.class).single();
     }
 

@@ -11,6 +11,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -234,11 +235,14 @@ class SegmentAudienceTests extends ApiTest {
                 "{\"all\":[" + cond("tag.plan", "eq", "\"" + sneaky + "\"") + "," + cond("custom_event." + sneaky, "within_days", "3")
                         + "," + cond("locale", "in", "[\"" + sneaky + "\"]") + "," + cond("tag.a-b.c_d", "gt", "1") + "]}"), "filter");
         FilterCompiler.Compiled c = compiler.compile(app.appId(), filter, "aud");
-        assertThat(c.sql()).doesNotContain(sneaky).doesNotContain("drop").doesNotContain("a-b.c_d").doesNotContain("plan");
-        assertThat(c.params()).containsValue(sneaky).containsValue("custom:" + sneaky).containsValue("plan").containsValue("a-b.c_d");
+        String sql = c.joins() + " " + c.predicate();
+        assertThat(sql).doesNotContain(sneaky).doesNotContain("drop").doesNotContain("a-b.c_d").doesNotContain("plan");
+        assertThat(c.params()).containsValue("{\"plan\":\"x'; drop table devices;--\"}").containsValue("custom:" + sneaky)
+                .containsValue(List.of(sneaky)).containsValue("a-b.c_d");
         assertThat(c.params().keySet()).allMatch(k -> k.startsWith("aud_"));
-        long n = jdbc.sql("select count(*) from devices d join users u on u.id = d.user_id where d.app_id = :app and ("
-                        + c.sql() + ")")
+        assertThat(c.usesUser()).isTrue();
+        long n = jdbc.sql("select count(*) from devices d join users u on u.id = d.user_id " + c.joins()
+                        + " where d.app_id = :app and (" + c.predicate() + ")")
                 .param("app", app.appId()).params(c.params()).query(Long.class).single();
         assertThat(n).isZero();
     }

@@ -93,6 +93,19 @@ public class FilterCompiler {
         return new Compiled(joins, predicate, b.params, b.usesUser);
     }
 
+    /** Rough per-row cost rank of evaluating a filter, for ordering the children of a group. */
+    private static int cost(Filter f) {
+        return switch (f) {
+            case Condition c -> switch (c.field().kind()) {
+                case PLATFORM, ENABLED, CREATED_AT, LAST_SEEN_AT, APP_VERSION -> 0;
+                case EVENT, CUSTOM_EVENT -> 1;
+                case LOCALE, TIMEZONE -> 2;
+                case TAG -> 3;
+            };
+            case Group g -> g.children().stream().mapToInt(FilterCompiler::cost).max().orElse(0);
+        };
+    }
+
     private static boolean needsZone(Filter f) {
         return switch (f) {
             case Condition c -> c.operator() == Operator.WITHIN_DAYS || c.operator() == Operator.NOT_WITHIN_DAYS;
@@ -126,8 +139,10 @@ public class FilterCompiler {
 
         String filter(Filter f) {
             return switch (f) {
-                case Group g -> g.children().stream().map(this::filter)
-                        .collect(Collectors.joining(g.all() ? " and " : " or ", "(", ")"));
+                // PostgreSQL evaluates the and/or inside one expression in the order written, stopping
+                // early: cheap device columns first, user tags (a jsonb test per row) last
+                case Group g -> g.children().stream().sorted(java.util.Comparator.comparingInt(FilterCompiler::cost))
+                        .map(this::filter).collect(Collectors.joining(g.all() ? " and " : " or ", "(", ")"));
                 case Condition c -> condition(c);
             };
         }

@@ -1,0 +1,113 @@
+package dev.pushservice.segments;
+
+import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Segments and their immutable versions, and audience counts. What other features use:
+ * {@link #activeVersion} (the version a new send snapshots; refuses archived segments),
+ * {@link #version} (a snapshotted version, later), {@link #count} (devices a filter selects now).
+ * To target devices by a filter in their own SQL, features use {@link FilterCompiler}. Thread-safe.
+ */
+@Service
+public class SegmentService {
+
+    private final SegmentRepository segments;
+    private final FilterCompiler compiler;
+
+    SegmentService(SegmentRepository segments, FilterCompiler compiler) {
+        this.segments = segments;
+        this.compiler = compiler;
+    }
+
+    /** Creates a segment at version 1. Arguments are already validated. */
+    @Transactional
+    public SegmentView create(UUID appId, String name, String description, Filter filter) {
+        UUID id = UUID.randomUUID();
+        segments.insert(appId, id, name, description, FilterParser.toJson(filter));
+        return get(appId, id);
+    }
+
+    public Page<SegmentView> list(UUID appId, PageRequest page) {
+        return Page.of(segments.list(appId, page), page);
+    }
+
+    /** The segment with its current version; 404 when unknown or another app's. */
+    public SegmentView get(UUID appId, UUID segmentId) {
+        return segments.find(appId, segmentId).orElseThrow(() -> ApiException.notFound("Segment"));
+    }
+
+    /**
+     * What a PATCH changes: null fields keep their current value; {@code clearDescription} removes
+     * the description. Validated by the caller.
+     */
+    public record Patch(String name, String description, boolean clearDescription, Filter filter) {
+    }
+
+    /**
+     * Adds a version from the current one with {@code patch} applied. Every call adds a version, even
+     * when nothing changes. 404 when unknown or another app's; 422 when archived.
+     */
+    @Transactional
+    public SegmentView update(UUID appId, UUID segmentId, Patch patch) {
+        SegmentView current = get(appId, segmentId);
+        String name = patch.name() != null ? patch.name() : current.name();
+        String description = patch.clearDescription() ? null
+                : patch.description() != null ? patch.description() : current.description();
+        JsonNode filter = patch.filter() != null ? FilterParser.toJson(patch.filter()) : current.filter();
+        // locks the row, so concurrent PATCHes get distinct versions; empty when archived (even concurrently)
+        int version = segments.bumpVersion(appId, segmentId, name, description)
+                .orElseThrow(() -> new ApiException(ErrorCode.VALIDATION_FAILED, "Segment is archived",
+                        List.of(new ErrorDetail("segment_id", "an archived segment cannot be changed"))));
+        segments.insertVersion(segmentId, version, name, description, filter);
+        return get(appId, segmentId);
+    }
+
+    /** Archives (idempotent: archiving an archived segment answers it unchanged). 404 when unknown or another app's. */
+    @Transactional
+    public SegmentView archive(UUID appId, UUID segmentId) {
+        segments.archive(appId, segmentId);
+        return get(appId, segmentId);
+    }
+
+    /**
+     * The current version of an active segment, for a new send to snapshot. A segment that is
+     * unknown, another app's or archived is a 422 naming {@code field} (the caller's field, such as
+     * {@code included_segment_ids[2]}), since the segment is a reference inside the caller's body.
+     */
+    public SegmentVersion activeVersion(UUID appId, UUID segmentId, String field) {
+        SegmentView s = segments.find(appId, segmentId)
+                .orElseThrow(() -> ApiException.invalid(field, "no segment " + segmentId + " in this app"));
+        if (!"active".equals(s.status())) {
+            throw ApiException.invalid(field, "segment " + segmentId + " is archived and cannot be used for new sends");
+        }
+        return new SegmentVersion(segmentId, s.version(), FilterParser.parse(s.filter(), "filter"), s.filter());
+    }
+
+    /** A given version of the app's segment (archived or not), e.g. the one a notification snapshotted. */
+    public Optional<SegmentVersion> version(UUID appId, UUID segmentId, int version) {
+        return segments.versionFilter(appId, segmentId, version)
+                .map(json -> new SegmentVersion(segmentId, version, FilterParser.parse(json, "filter"), json));
+    }
+
+    /** Enabled, non-invalidated devices of the app that the filter selects now. */
+    public long count(UUID appId, Filter filter) {
+        return segments.countAudience(appId, compiler.compile(appId, filter));
+    }
+
+    /** {@link #count} for a saved segment's current version (archived segments can still be estimated). */
+    public long count(UUID appId, UUID segmentId, String field) {
+        SegmentView s = segments.find(appId, segmentId)
+                .orElseThrow(() -> ApiException.invalid(field, "no segment " + segmentId + " in this app"));
+        return count(appId, FilterParser.parse(s.filter(), "filter"));
+    }
+}

@@ -51,6 +51,8 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     .setPGStartupWait(Duration.ofSeconds(60))
                     .setServerConfig("synchronous_commit", durableCommits ? "on" : "off")
                     .setServerConfig("max_connections", "200")
+                    // segment estimates over a million devices hash-join a few hundred MB
+                    .setServerConfig("shared_buffers", "256MB")
                     .setServerConfig("listen_addresses", "127.0.0.1")
                     .start();
             Files.writeString(portFile, Integer.toString(pg.getPort()));

@@ -6,9 +6,7 @@ import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
 import dev.pushservice.platform.json.JsonInput;
 import java.text.ParseException;
-import java.time.DateTimeException;
 import java.time.Duration;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -70,7 +68,7 @@ public class AppSettingsService {
         if (in.has("name") && (name == null ? in.value("name") == null : name.isBlank())) in.reject("name", "must not be empty");
         String timezone = in.string("timezone", 64);
         if (in.has("timezone") && in.value("timezone") == null) in.reject("timezone", "must not be null");
-        if (timezone != null && !isZone(timezone)) in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
+        if (timezone != null && !dev.pushservice.platform.json.TimeZones.isValid(timezone)) in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
         ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
         List<Runnable> changes = new ArrayList<>();
@@ -146,13 +144,4 @@ public class AppSettingsService {
         return new IdentityVerification(node.path("required").asBoolean(false), issuer, List.copyOf(keys));
     }
 
-    static boolean isZone(String zone) {
-        if (!ZoneId.getAvailableZoneIds().contains(zone)) return false;
-        try {
-            ZoneId.of(zone);
-            return true;
-        } catch (DateTimeException e) {
-            return false;
-        }
-    }
 }

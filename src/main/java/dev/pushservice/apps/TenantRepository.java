@@ -19,15 +19,24 @@ import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 
-/** SQL for organisations, apps and API keys. */
+/**
+ * SQL for organisations, apps and API keys. Key lookups (every authenticated request) are cached
+ * for {@value #KEY_CACHE_MILLIS} ms; revoking or rotating through this process clears the cache at
+ * once, so a key revoked elsewhere (the admin CLI, another instance) stops working within that time.
+ */
 @Repository
 class TenantRepository implements ApiKeyResolver {
+
+    static final long KEY_CACHE_MILLIS = 1000;
 
     private static final String KEY_COLUMNS =
             "k.id, k.app_id, k.kind, k.name, k.hint, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at";
 
     private final JdbcClient jdbc;
     private final Integer defaultDeviceLimit;
+    private final com.github.benmanes.caffeine.cache.Cache<java.nio.ByteBuffer, Optional<StoredKey>> keys =
+            com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+                    .expireAfterWrite(java.time.Duration.ofMillis(KEY_CACHE_MILLIS)).maximumSize(100_000).build();
 
     TenantRepository(JdbcClient jdbc, PushProperties properties) {
         this.jdbc = jdbc;
@@ -97,22 +106,31 @@ class TenantRepository implements ApiKeyResolver {
 
     /** Revokes the key now, unless it already is; returns whether this call revoked it. */
     boolean revoke(UUID keyId, UUID replacedBy) {
-        return jdbc.sql("""
+        forgetKeysAfterCommit();
+        boolean revoked = jdbc.sql("""
                         update api_keys set revoked_at = now(), replaced_by = coalesce(:by, replaced_by)
                         where id = :id and revoked_at is null""")
                 .param("id", keyId).param("by", replacedBy).update() == 1;
+        keys.invalidateAll();
+        return revoked;
     }
 
     /** Lets the key keep working until {@code until} (rotation grace), then it expires. */
     void expireAt(UUID keyId, Instant until, UUID replacedBy) {
+        forgetKeysAfterCommit();
         jdbc.sql("""
                         update api_keys set expires_at = least(coalesce(expires_at, :until), :until), replaced_by = :by
                         where id = :id""")
                 .param("id", keyId).param("until", Timestamp.from(until)).param("by", replacedBy).update();
+        keys.invalidateAll();
     }
 
     @Override
     public Optional<StoredKey> findByHash(byte[] sha256) {
+        return keys.get(java.nio.ByteBuffer.wrap(sha256.clone()), hash -> lookup(sha256));
+    }
+
+    private Optional<StoredKey> lookup(byte[] sha256) {
         return jdbc.sql("""
                         select k.id, k.app_id, a.org_id, k.kind, k.scopes, k.expires_at, k.revoked_at, k.last_used_at
                         from api_keys k join apps a on a.id = k.app_id
@@ -126,10 +144,34 @@ class TenantRepository implements ApiKeyResolver {
                 .optional();
     }
 
+    /**
+     * Clears cached keys now and again once the change is committed, so that no request caches the
+     * state from before the change in between.
+     */
+    private void forgetKeysAfterCommit() {
+        keys.invalidateAll();
+        if (org.springframework.transaction.support.TransactionSynchronizationManager.isSynchronizationActive()) {
+            org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
+                    new org.springframework.transaction.support.TransactionSynchronization() {
+                        @Override
+                        public void afterCompletion(int status) {
+                            keys.invalidateAll();
+                        }
+                    });
+        }
+    }
+
+    /** When this process last wrote a key's last_used_at, so a cached key does not cost an UPDATE per request. */
+    private final java.util.concurrent.ConcurrentMap<UUID, Instant> touched = new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
     public void touch(StoredKey key) {
         Instant last = key.lastUsedAt();
-        if (last != null && last.isAfter(Instant.now().minusSeconds(60))) return;
+        Instant recent = Instant.now().minusSeconds(60);
+        if (last != null && last.isAfter(recent)) return;
+        Instant mine = touched.get(key.principal().keyId());
+        if (mine != null && mine.isAfter(recent)) return;
+        touched.put(key.principal().keyId(), Instant.now());
         jdbc.sql("update api_keys set last_used_at = now() where id = :id and (last_used_at is null or last_used_at < now() - interval '60 seconds')")
                 .param("id", key.principal().keyId()).update();
     }

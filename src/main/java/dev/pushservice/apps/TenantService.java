@@ -4,10 +4,8 @@ import dev.pushservice.platform.auth.ApiKeys;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
 import java.time.Clock;
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -48,9 +46,7 @@ public class TenantService {
     public Tenants.App createApp(UUID orgId, String name, String timezone) {
         organisation(orgId);
         String zone = timezone == null || timezone.isBlank() ? "UTC" : timezone;
-        try {
-            ZoneId.of(zone);
-        } catch (DateTimeException e) {
+        if (!dev.pushservice.platform.json.TimeZones.isValid(zone)) {
             throw new IllegalArgumentException("Unknown time zone '" + zone + "'; use an IANA name such as Europe/Berlin");
         }
         return repository.insertApp(orgId, requireName(name, "app"), zone);

@@ -8,10 +8,10 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.users.Tags;
-import java.time.ZoneId;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -75,7 +75,7 @@ class DeviceController {
             in.reject("locale", "must be a language tag such as en, en-US or pt_BR");
         }
         String timezone = in.string("timezone", 64);
-        if (timezone != null && !ZoneId.getAvailableZoneIds().contains(timezone)) {
+        if (timezone != null && !TimeZones.isValid(timezone)) {
             in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
         }
         var tags = Tags.read(in, "tags");

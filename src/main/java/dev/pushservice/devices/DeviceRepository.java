@@ -32,14 +32,15 @@ class DeviceRepository {
         this.json = json;
     }
 
-    /** The device holding this token, locked for the rest of the transaction. */
-    record Existing(UUID id, UUID userId) {
+    /** The device holding this token, locked for the rest of the transaction, and whether its user is anonymous. */
+    record Existing(UUID id, UUID userId, boolean anonymousUser) {
     }
 
     Optional<Existing> lockByToken(UUID appId, String platform, byte[] tokenHash) {
         return jdbc.sql("""
-                        select id, user_id from devices
-                        where app_id = :app and platform = :platform and token_hash = :hash for update""")
+                        select d.id, d.user_id, (u.id is not null and u.external_user_id is null) as anonymous_user
+                        from devices d left join users u on u.id = d.user_id
+                        where d.app_id = :app and d.platform = :platform and d.token_hash = :hash for update of d""")
                 .param("app", appId).param("platform", platform).param("hash", tokenHash)
                 .query(Existing.class).optional();
     }

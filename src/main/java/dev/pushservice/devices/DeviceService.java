@@ -3,12 +3,12 @@ package dev.pushservice.devices;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.users.UserService;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
-import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +73,8 @@ public class DeviceService {
         var existing = devices.lockByToken(appId, platform, token.identityHash());
         if (existing.isPresent()) {
             UUID previous = existing.get().userId();
-            UUID owner = users.ownerForRegistration(appId, r.externalUserId(), r.tags(), previous);
+            UUID owner = users.ownerForRegistration(appId, r.externalUserId(), r.tags(), previous,
+                    existing.get().anonymousUser());
             devices.refresh(appId, existing.get().id(), r, token, owner);
             if (previous != null && !previous.equals(owner)) users.releaseIfAnonymous(appId, previous);
             return new Registered(devices.find(appId, existing.get().id()).orElseThrow(), false);
@@ -82,7 +83,7 @@ public class DeviceService {
         Registration effective = staged == null ? r : withStagedDefaults(r, staged);
         UUID id = staged == null ? UUID.randomUUID() : idFor(staged);
         if (staged != null && devices.idTaken(id)) id = UUID.randomUUID();
-        UUID owner = users.ownerForRegistration(appId, effective.externalUserId(), effective.tags(), null);
+        UUID owner = users.ownerForRegistration(appId, effective.externalUserId(), effective.tags(), null, false);
         if (!devices.insert(id, appId, effective, token, owner, staged)) {
             return null;
         }
@@ -136,7 +137,7 @@ public class DeviceService {
             }
         }
         if (r.tags() != null) tags.putAll(r.tags());
-        String stagedZone = s.timezone() != null && ZoneId.getAvailableZoneIds().contains(s.timezone()) ? s.timezone() : null;
+        String stagedZone = TimeZones.isValid(s.timezone()) ? s.timezone() : null;
         return new Registration(r.platform(), r.pushToken(),
                 r.externalUserId() != null ? r.externalUserId() : s.externalUserId(), r.identityToken(),
                 first(r.appVersion(), s.appVersion()), first(r.deviceModel(), s.deviceModel()),

@@ -6,7 +6,7 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.json.JsonInput;
-import java.time.ZoneId;
+import dev.pushservice.platform.json.TimeZones;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -66,7 +66,7 @@ class UserController {
             in.reject("locale", "must be a language tag such as en, en-US or pt_BR");
         }
         String timezone = in.string("timezone", 64);
-        if (timezone != null && !ZoneId.getAvailableZoneIds().contains(timezone)) {
+        if (timezone != null && !TimeZones.isValid(timezone)) {
             in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
         }
         Map<String, String> tags = Tags.read(in, "tags");

@@ -53,12 +53,6 @@ class UserRepository {
                 .query(UUID.class).single();
     }
 
-    /** Whether the user is anonymous (has no external id); empty when it does not exist. */
-    Optional<Boolean> isAnonymous(UUID appId, UUID userId) {
-        return jdbc.sql("select external_user_id is null from users where app_id = :app and id = :id")
-                .param("app", appId).param("id", userId).query(Boolean.class).optional();
-    }
-
     void mergeTags(UUID appId, UUID userId, Map<String, String> tags) {
         if (tags == null || tags.isEmpty()) return;
         jdbc.sql("update users set tags = tags || cast(:tags as jsonb), updated_at = now() where app_id = :app and id = :id")

@@ -28,20 +28,21 @@ public class UserService {
      * @param externalUserId the registration's user id, or null
      * @param tags the registration's tags, or null
      * @param currentUserId the device's user before this registration, or null for a new device
+     * @param currentIsAnonymous whether that user is an anonymous one
      */
     @Transactional(propagation = Propagation.MANDATORY)
-    public UUID ownerForRegistration(UUID appId, String externalUserId, Map<String, String> tags, UUID currentUserId) {
+    public UUID ownerForRegistration(UUID appId, String externalUserId, Map<String, String> tags, UUID currentUserId,
+                                     boolean currentIsAnonymous) {
         Map<String, String> merge = tags == null ? Map.of() : tags;
         if (externalUserId != null) {
-            UUID named = users.upsertNamed(appId, externalUserId, Map.of());
-            if (currentUserId != null && !currentUserId.equals(named)
-                    && users.isAnonymous(appId, currentUserId).orElse(false)) {
+            // this registration's tags go in with the upsert; an absorbed anonymous user's tags go under them
+            UUID named = users.upsertNamed(appId, externalUserId, merge);
+            if (currentUserId != null && !currentUserId.equals(named) && currentIsAnonymous) {
                 users.absorbAnonymous(appId, currentUserId, named);
             }
-            users.mergeTags(appId, named, merge);
             return named;
         }
-        if (currentUserId != null && users.isAnonymous(appId, currentUserId).isPresent()) {
+        if (currentUserId != null) {
             users.mergeTags(appId, currentUserId, merge);
             return currentUserId;
         }

@@ -2,11 +2,9 @@ package dev.pushservice.apps.cli;
 
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Locale;
@@ -108,14 +106,7 @@ final class CliConverters {
         @Override
         public String convert(String value) {
             String zone = value.strip();
-            try {
-                if (zone.contains("/") || zone.equals("UTC")) {
-                    ZoneId.of(zone);
-                    return zone;
-                }
-            } catch (DateTimeException e) {
-                // fall through to the message below
-            }
+            if (dev.pushservice.platform.json.TimeZones.isValid(zone)) return zone;
             throw new TypeConversionException("'" + value + "' is not a time zone; use an IANA name such as Europe/Berlin or UTC");
         }
     }

@@ -8,6 +8,7 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
@@ -124,23 +125,15 @@ class DeviceController {
     @GetMapping("/{device_id}")
     @Authorize(Scope.DEVICES_WRITE)
     DeviceView get(ApiPrincipal caller, @PathVariable("device_id") String deviceId) {
-        return devices.get(caller.appId(), deviceIdOf(deviceId));
+        return devices.get(caller.appId(), Uuids.pathId(deviceId, "device_id"));
     }
 
     @DeleteMapping("/{device_id}")
     @Authorize(value = Scope.DEVICES_WRITE, publicKeyAllowed = true)
     DeviceView disable(ApiPrincipal caller, @PathVariable("device_id") String deviceId) {
-        return devices.disable(caller.appId(), deviceIdOf(deviceId));
+        return devices.disable(caller.appId(), Uuids.pathId(deviceId, "device_id"));
     }
 
-    static UUID deviceIdOf(String raw) {
-        try {
-            if (raw.length() == 36) return UUID.fromString(raw);
-        } catch (IllegalArgumentException ignored) {
-            // fall through
-        }
-        throw ApiException.invalid("device_id", "must be a UUID");
-    }
 
     /** {@code external_user_id}: 1–190 characters, no control characters. Shared with the users routes. */
     static void checkUserId(JsonInput in, String field, String value) {

@@ -6,6 +6,7 @@ import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorDetail;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.ArrayList;
@@ -64,13 +65,13 @@ class SegmentController {
     @GetMapping("/{segment_id}")
     @Authorize(Scope.NOTIFICATIONS_READ)
     SegmentView get(ApiPrincipal caller, @PathVariable("segment_id") String segmentId) {
-        return segments.get(caller.appId(), idOf(segmentId));
+        return segments.get(caller.appId(), Uuids.pathId(segmentId, "segment_id"));
     }
 
     @PatchMapping("/{segment_id}")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     SegmentView update(ApiPrincipal caller, @PathVariable("segment_id") String segmentId, @RequestBody JsonNode body) {
-        UUID id = idOf(segmentId);
+        UUID id = Uuids.pathId(segmentId, "segment_id");
         JsonInput in = JsonInput.object(body);
         String name = name(in, false);
         String description = description(in);
@@ -83,7 +84,7 @@ class SegmentController {
     @DeleteMapping("/{segment_id}")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     SegmentView archive(ApiPrincipal caller, @PathVariable("segment_id") String segmentId) {
-        return segments.archive(caller.appId(), idOf(segmentId));
+        return segments.archive(caller.appId(), Uuids.pathId(segmentId, "segment_id"));
     }
 
     @PostMapping("/estimate")
@@ -99,7 +100,7 @@ class SegmentController {
         long count;
         if (bySegment) {
             JsonNode raw = in.value("segment_id");
-            UUID id = raw.isString() ? parseUuid(raw.stringValue()) : null;
+            UUID id = raw.isString() ? Uuids.parse(raw.stringValue()) : null;
             if (id == null) in.reject("segment_id", "must be a UUID");
             in.check();
             count = segments.count(caller.appId(), id, "segment_id");
@@ -150,20 +151,5 @@ class SegmentController {
         // JsonInput prefixes its own path, which is empty at the top level
         errors.forEach(e -> in.reject(e.field(), e.message()));
         return filter;
-    }
-
-    private static UUID idOf(String raw) {
-        UUID id = parseUuid(raw);
-        if (id == null) throw ApiException.invalid("segment_id", "must be a UUID");
-        return id;
-    }
-
-    private static UUID parseUuid(String raw) {
-        try {
-            if (raw.length() == 36) return UUID.fromString(raw);
-        } catch (IllegalArgumentException ignored) {
-            // not a UUID
-        }
-        return null;
     }
 }

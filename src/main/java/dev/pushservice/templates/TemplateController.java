@@ -6,6 +6,7 @@ import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.Set;
@@ -66,13 +67,13 @@ class TemplateController {
     @GetMapping("/{template_id}")
     @Authorize(Scope.NOTIFICATIONS_READ)
     TemplateView get(ApiPrincipal caller, @PathVariable("template_id") String templateId) {
-        return templates.get(caller.appId(), idOf(templateId));
+        return templates.get(caller.appId(), Uuids.pathId(templateId, "template_id"));
     }
 
     @PatchMapping("/{template_id}")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     TemplateView update(ApiPrincipal caller, @PathVariable("template_id") String templateId, @RequestBody JsonNode body) {
-        UUID id = idOf(templateId);
+        UUID id = Uuids.pathId(templateId, "template_id");
         JsonInput in = JsonInput.object(body);
         for (String field : new String[] {"name", "status", "content"}) {
             if (in.has(field) && in.value(field) == null) in.reject(field, "must not be null (leave it out to keep the current value)");
@@ -91,15 +92,6 @@ class TemplateController {
     @DeleteMapping("/{template_id}")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     TemplateView.Deletion archive(ApiPrincipal caller, @PathVariable("template_id") String templateId) {
-        return templates.archive(caller.appId(), idOf(templateId));
-    }
-
-    private static UUID idOf(String raw) {
-        try {
-            if (raw.length() == 36) return UUID.fromString(raw);
-        } catch (IllegalArgumentException ignored) {
-            // fall through
-        }
-        throw ApiException.invalid("template_id", "must be a UUID");
+        return templates.archive(caller.appId(), Uuids.pathId(templateId, "template_id"));
     }
 }

@@ -1,7 +1,6 @@
 package dev.pushservice.users;
 
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Propagation;
@@ -53,10 +52,5 @@ public class UserService {
     @Transactional(propagation = Propagation.MANDATORY)
     public void releaseIfAnonymous(UUID appId, UUID previousUserId) {
         if (previousUserId != null) users.deleteAnonymousIfUnused(appId, previousUserId);
-    }
-
-    /** The internal id of a named user, for features that join on it. */
-    public Optional<UUID> idOf(UUID appId, String externalUserId) {
-        return users.find(appId, externalUserId).map(UserRepository.UserRow::id);
     }
 }

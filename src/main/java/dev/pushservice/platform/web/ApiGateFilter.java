@@ -78,7 +78,7 @@ class ApiGateFilter extends OncePerRequestFilter {
         if (declared <= 0 && !chunked) {
             return request;
         }
-        byte[] body = readAtMost(request.getInputStream(), maxBytes);
+        byte[] body = declared > 0 ? readExactly(request.getInputStream(), (int) declared) : readAtMost(request.getInputStream(), maxBytes);
         if (body == null) {
             response.setHeader("Connection", "close");
             throw tooLarge();
@@ -93,6 +93,15 @@ class ApiGateFilter extends OncePerRequestFilter {
     private ApiException tooLarge() {
         return new ApiException(ErrorCode.PAYLOAD_TOO_LARGE,
                 "Request body exceeds the limit of " + maxBytes + " bytes");
+    }
+
+    /** A body of a declared length (already checked against the limit), read straight into its array. */
+    private static byte[] readExactly(InputStream in, int length) throws IOException {
+        byte[] body = in.readNBytes(length);
+        if (body.length < length) {
+            throw new ApiException(ErrorCode.MALFORMED_REQUEST, "Request body is shorter than its Content-Length");
+        }
+        return body;
     }
 
     /** The whole body, or null as soon as it is longer than {@code max}. */

@@ -29,6 +29,18 @@ public final class RequestIds {
         if (supplied != null && UUID_SHAPE.matcher(supplied).matches()) {
             return supplied.toLowerCase(java.util.Locale.ROOT);
         }
-        return UUID.randomUUID().toString();
+        return mint().toString();
+    }
+
+    /**
+     * A random (version 4) UUID from {@link java.util.concurrent.ThreadLocalRandom}: request ids
+     * correlate logs, they are not secrets, and {@link UUID#randomUUID()} serialises every request
+     * on the system's secure random source.
+     */
+    static UUID mint() {
+        var random = java.util.concurrent.ThreadLocalRandom.current();
+        long msb = (random.nextLong() & ~0xF000L) | 0x4000L;
+        long lsb = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+        return new UUID(msb, lsb);
     }
 }

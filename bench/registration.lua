@@ -33,15 +33,5 @@ function request()
   return wrk.format(nil, "/v1/devices/register", nil, body)
 end
 
-local statuses = {}
-function response(status, headers, body)
-  statuses[status] = (statuses[status] or 0) + 1
-end
-
-function done(summary, latency, requests)
-  io.write(string.format("requests/s: %.0f\n", summary.requests / (summary.duration / 1e6)))
-  io.write(string.format("latency p50: %.1f ms   p99: %.1f ms   max: %.1f ms\n",
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000))
-  io.write(string.format("errors: connect %d, read %d, write %d, timeout %d, non-2xx %d\n",
-    summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.timeout, summary.errors.status))
-end
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")
+done = report("requests/s")

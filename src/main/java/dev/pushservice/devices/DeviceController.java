@@ -3,6 +3,7 @@ package dev.pushservice.devices;
 import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.apps.IdentityVerification;
 import dev.pushservice.delivery.Platform;
+import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
@@ -16,7 +17,6 @@ import dev.pushservice.users.Tags;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.regex.Pattern;
-import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -43,11 +43,11 @@ class DeviceController {
     private final boolean allowInsecureWebEndpoints;
 
     DeviceController(DeviceService devices, AppSettingsService settings, IdentityTokens identityTokens,
-                     @Value("${push.webpush.allow-insecure-endpoints:false}") boolean allowInsecureWebEndpoints) {
+                     WebPushProperties webPush) {
         this.devices = devices;
         this.settings = settings;
         this.identityTokens = identityTokens;
-        this.allowInsecureWebEndpoints = allowInsecureWebEndpoints;
+        this.allowInsecureWebEndpoints = webPush.allowInsecureEndpoints();
     }
 
     @PostMapping("/register")

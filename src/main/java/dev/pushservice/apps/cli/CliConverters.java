@@ -30,14 +30,11 @@ final class CliConverters {
     static final class Id implements ITypeConverter<UUID> {
         @Override
         public UUID convert(String value) {
-            try {
-                // UUID.fromString accepts short forms like "1-1-1-1-1"; insist on the canonical one
-                UUID id = UUID.fromString(value);
-                if (value.length() != 36) throw new IllegalArgumentException();
-                return id;
-            } catch (IllegalArgumentException e) {
+            UUID id = dev.pushservice.platform.json.Uuids.parse(value);
+            if (id == null) {
                 throw new TypeConversionException("'" + value + "' is not an id (a UUID such as 0b5c2a4e-8a3f-4c8e-9d0f-6c1e2f3a4b5c)");
             }
+            return id;
         }
     }
 

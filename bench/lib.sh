@@ -67,3 +67,30 @@ run_test_main() {
   exec "$java" --enable-native-access=ALL-UNNAMED -Xms1g -Xmx2g \
     -cp "$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")" "$cls" "$@"
 }
+
+# cpu_ticks PID...: user+system clock ticks used so far by these processes, their live children
+# and their reaped children (PostgreSQL backends are children of the postmaster).
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    total=$((total + $(awk '{print $14+$15+$16+$17}' "/proc/$pid/stat")))
+    for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+      [ -r "/proc/$child/stat" ] && total=$((total + $(awk '{print $14+$15}' "/proc/$child/stat")))
+    done
+  done
+  echo "$total"
+}
+
+# postmaster_pid DATA_DIR: the embedded PostgreSQL's postmaster (first line of postmaster.pid).
+postmaster_pid() {
+  head -n 1 "$1/postgres/postmaster.pid" 2>/dev/null || true
+}
+
+# cpu_report LABEL COUNT BEFORE_SERVICE AFTER_SERVICE BEFORE_PG AFTER_PG: CPU per unit of work.
+cpu_report() {
+  local hz; hz=$(getconf CLK_TCK)
+  awk -v label="$1" -v n="$2" -v s=$(($4 - $3)) -v p=$(($6 - $5)) -v hz="$hz" 'BEGIN {
+    if (n <= 0) exit;
+    printf "CPU per %s: service %.0f µs, PostgreSQL %.0f µs (over %d)\n", label, s / hz * 1e6 / n, p / hz * 1e6 / n, n }'
+}

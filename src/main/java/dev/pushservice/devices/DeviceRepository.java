@@ -32,74 +32,51 @@ class DeviceRepository {
         this.json = json;
     }
 
-    /** The device holding this token, locked for the rest of the transaction, and whether its user is anonymous. */
-    record Existing(UUID id, UUID userId, boolean anonymousUser) {
+    /** What {@code register_device} did: created or refreshed a device, or found a staged record to claim. */
+    enum Outcome { CREATED, REFRESHED, STAGED }
+
+    record RegisterResult(Outcome outcome, Long stagedId, DeviceView device) {
     }
 
-    Optional<Existing> lockByToken(UUID appId, String platform, byte[] tokenHash) {
+    /**
+     * Registers in one statement, in autocommit (the database function {@code register_device},
+     * migration V9, holds the rules). With {@code claimStaged} null an unknown token that matches an
+     * unclaimed staged record changes nothing and answers {@link Outcome#STAGED}; with it, the
+     * record is claimed and the new device takes {@code claimId} (unless a device already has it).
+     */
+    RegisterResult register(UUID appId, Registration r, PushTokens.Checked token, Long claimStaged, UUID claimId) {
         return jdbc.sql("""
-                        select d.id, d.user_id, (u.id is not null and u.external_user_id is null) as anonymous_user
-                        from devices d left join users u on u.id = d.user_id
-                        where d.app_id = :app and d.platform = :platform and d.token_hash = :hash for update of d""")
-                .param("app", appId).param("platform", platform).param("hash", tokenHash)
-                .query(Existing.class).optional();
+                        select * from register_device(cast(:app as uuid), cast(:platform as text), cast(:token as text),
+                            cast(:hash as bytea), cast(:ext as text), cast(:tags as jsonb), cast(:appVersion as text),
+                            cast(:model as text), cast(:os as text), cast(:locale as text), cast(:tz as text),
+                            cast(:staged as bigint), cast(:claim as uuid))""")
+                .param("app", appId).param("platform", r.platform().value())
+                .param("token", token.stored()).param("hash", token.identityHash())
+                .param("ext", r.externalUserId()).param("tags", r.tags() == null ? null : json.writeValueAsString(r.tags()))
+                .param("appVersion", r.appVersion()).param("model", r.deviceModel()).param("os", r.osVersion())
+                .param("locale", r.locale()).param("tz", r.timezone())
+                .param("staged", claimStaged).param("claim", claimId)
+                .query((rs, n) -> {
+                    Outcome outcome = Outcome.valueOf(rs.getString("outcome").toUpperCase(java.util.Locale.ROOT));
+                    long staged = rs.getLong("staged_id");
+                    Long stagedId = rs.wasNull() ? null : staged;
+                    return new RegisterResult(outcome, stagedId, outcome == Outcome.STAGED ? null : view(rs, n));
+                })
+                .single();
     }
 
     record Staged(long id, String sourceProvider, String sourceDeviceId, String externalUserId, String appVersion,
                   String deviceModel, String osVersion, String locale, String timezone, String tags) {
     }
 
-    /** An unclaimed staged record for this token, locked so two registrations cannot both claim it. */
-    Optional<Staged> lockStaged(UUID appId, String platform, byte[] tokenHash) {
+    /** A staged migration record of the app. */
+    Optional<Staged> staged(UUID appId, long id) {
         return jdbc.sql("""
                         select id, source_provider, source_device_id, external_user_id, app_version, device_model,
                                os_version, locale, timezone, tags::text as tags
-                        from migration_staged_devices
-                        where app_id = :app and platform = :platform and token_hash = :hash and claimed_at is null
-                        for update skip locked""")
-                .param("app", appId).param("platform", platform).param("hash", tokenHash)
+                        from migration_staged_devices where app_id = :app and id = :id""")
+                .param("app", appId).param("id", id)
                 .query(Staged.class).optional();
-    }
-
-    boolean idTaken(UUID id) {
-        return jdbc.sql("select exists (select 1 from devices where id = :id)").param("id", id).query(Boolean.class).single();
-    }
-
-    void claim(long stagedId, UUID deviceId) {
-        jdbc.sql("update migration_staged_devices set claimed_at = now(), claimed_device_id = :device where id = :id")
-                .param("id", stagedId).param("device", deviceId).update();
-    }
-
-    /** Inserts a new device; false when another registration of the same token (or id) got there first. */
-    boolean insert(UUID id, UUID appId, Registration r, PushTokens.Checked token, UUID userId, Staged staged) {
-        return jdbc.sql("""
-                        insert into devices (id, app_id, platform, token, token_hash, user_id, app_version, device_model,
-                                             os_version, locale, timezone, migrated_provider, migrated_source_id)
-                        values (:id, :app, :platform, :token, :hash, :user, :appVersion, :model, :os, :locale, :tz,
-                                :provider, :source)
-                        on conflict do nothing""")
-                .param("id", id).param("app", appId).param("platform", r.platform().value())
-                .param("token", token.stored()).param("hash", token.identityHash()).param("user", userId)
-                .param("appVersion", r.appVersion()).param("model", r.deviceModel()).param("os", r.osVersion())
-                .param("locale", r.locale()).param("tz", r.timezone())
-                .param("provider", staged == null ? null : staged.sourceProvider())
-                .param("source", staged == null ? null : staged.sourceDeviceId())
-                .update() == 1;
-    }
-
-    /** Refreshes metadata, re-enables the device and clears any invalidation. */
-    void refresh(UUID appId, UUID id, Registration r, PushTokens.Checked token, UUID userId) {
-        jdbc.sql("""
-                        update devices set token = :token, user_id = :user,
-                               app_version = coalesce(:appVersion, app_version), device_model = coalesce(:model, device_model),
-                               os_version = coalesce(:os, os_version), locale = coalesce(:locale, locale),
-                               timezone = coalesce(:tz, timezone), enabled = true, invalidated_at = null,
-                               invalidation_reason = null, last_seen_at = now(), updated_at = now()
-                        where app_id = :app and id = :id""")
-                .param("app", appId).param("id", id).param("token", token.stored()).param("user", userId)
-                .param("appVersion", r.appVersion()).param("model", r.deviceModel()).param("os", r.osVersion())
-                .param("locale", r.locale()).param("tz", r.timezone())
-                .update();
     }
 
     Optional<DeviceView> find(UUID appId, UUID id) {

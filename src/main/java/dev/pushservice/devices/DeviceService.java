@@ -6,7 +6,6 @@ import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import dev.pushservice.users.UserService;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -14,33 +13,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
-import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Device registration and reads. Registration is one transaction: find the token (locked), or
- * claim a staged migration record and insert; the organisation's active-device limit is checked
- * at commit by the database (trigger {@code devices_active_count}), so it stays exact under
- * concurrency. Two concurrent registrations of one new token: one inserts, the other finds the
- * insert on retry and refreshes it, so exactly one device exists.
+ * Device registration and reads. A registration is one statement in autocommit: the database
+ * function {@code register_device} (migration V9) finds the token (locked) and refreshes it, or
+ * inserts a new device, with the user's tags, in one round trip. Claiming a staged migration record
+ * takes a second call: the first reports the record, this class derives the device id and fills the
+ * registration from it. The organisation's active-device limit is checked at commit by the database
+ * (trigger {@code devices_active_count}), so it stays exact under concurrency. Two concurrent
+ * registrations of one new token: one inserts, the other's insert meets the conflict and refreshes
+ * that device, so exactly one device exists.
  */
 @Service
 public class DeviceService {
 
     /** Namespace of the stable UUIDs given to non-UUID migration source ids (UUID v5). */
     private static final UUID MIGRATION_NAMESPACE = UUID.fromString("6f1c2a53-52c5-4f5e-9d8a-4b6c0e1f7a10");
-    private static final int ATTEMPTS = 3;
 
     private final DeviceRepository devices;
-    private final UserService users;
-    private final TransactionTemplate transaction;
     private final JsonMapper json;
 
-    DeviceService(DeviceRepository devices, UserService users, TransactionTemplate transaction, JsonMapper json) {
+    DeviceService(DeviceRepository devices, JsonMapper json) {
         this.devices = devices;
-        this.users = users;
-        this.transaction = transaction;
         this.json = json;
     }
 
@@ -49,46 +45,28 @@ public class DeviceService {
     }
 
     Registered register(ApiPrincipal caller, Registration r, PushTokens.Checked token) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                Registered result = transaction.execute(status -> registerOnce(caller.appId(), r, token));
-                if (result != null) return result;
-            } catch (RuntimeException e) {
-                // the limit is checked at commit, so it surfaces as a commit failure, not a statement error
-                if (isDeviceLimit(e)) {
-                    throw new ApiException(ErrorCode.CONFLICT,
-                            "The organisation's active-device limit is reached; disable devices or raise the limit");
-                }
-                throw e;
+        UUID appId = caller.appId();
+        try {
+            var result = devices.register(appId, r, token, null, null);
+            if (result.outcome() == DeviceRepository.Outcome.STAGED) {
+                // claim: the staged record fills what the registration left out and names the device
+                var staged = devices.staged(appId, result.stagedId()).orElse(null);
+                Registration effective = staged == null ? r : withStagedDefaults(r, staged);
+                UUID id = staged == null ? UUID.randomUUID() : idFor(staged);
+                result = devices.register(appId, effective, token, result.stagedId(), id);
             }
-            if (attempt == ATTEMPTS) {
-                throw new IllegalStateException("Registration kept racing with concurrent registrations");
+            return new Registered(result.device(), result.outcome() == DeviceRepository.Outcome.CREATED);
+        } catch (RuntimeException e) {
+            // the limit is checked at commit, so it surfaces as a commit failure, not a statement error
+            if (hasState(e, "PS001")) {
+                throw new ApiException(ErrorCode.CONFLICT,
+                        "The organisation's active-device limit is reached; disable devices or raise the limit");
             }
+            if (hasState(e, "PS002")) {
+                throw new IllegalStateException("Registration kept racing with concurrent registrations", e);
+            }
+            throw e;
         }
-    }
-
-    /** One attempt; null when a concurrent registration inserted the same token first (then retry). */
-    private Registered registerOnce(UUID appId, Registration r, PushTokens.Checked token) {
-        String platform = r.platform().value();
-        var existing = devices.lockByToken(appId, platform, token.identityHash());
-        if (existing.isPresent()) {
-            UUID previous = existing.get().userId();
-            UUID owner = users.ownerForRegistration(appId, r.externalUserId(), r.tags(), previous,
-                    existing.get().anonymousUser());
-            devices.refresh(appId, existing.get().id(), r, token, owner);
-            if (previous != null && !previous.equals(owner)) users.releaseIfAnonymous(appId, previous);
-            return new Registered(devices.find(appId, existing.get().id()).orElseThrow(), false);
-        }
-        var staged = devices.lockStaged(appId, platform, token.identityHash()).orElse(null);
-        Registration effective = staged == null ? r : withStagedDefaults(r, staged);
-        UUID id = staged == null ? UUID.randomUUID() : idFor(staged);
-        if (staged != null && devices.idTaken(id)) id = UUID.randomUUID();
-        UUID owner = users.ownerForRegistration(appId, effective.externalUserId(), effective.tags(), null, false);
-        if (!devices.insert(id, appId, effective, token, owner, staged)) {
-            return null;
-        }
-        if (staged != null) devices.claim(staged.id(), id);
-        return new Registered(devices.find(appId, id).orElseThrow(), true);
     }
 
     /**
@@ -149,9 +127,9 @@ public class DeviceService {
         return a != null ? a : b;
     }
 
-    private static boolean isDeviceLimit(Throwable e) {
+    private static boolean hasState(Throwable e, String sqlState) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException sql && "PS001".equals(sql.getSQLState())) return true;
+            if (t instanceof SQLException sql && sqlState.equals(sql.getSQLState())) return true;
         }
         return false;
     }

@@ -33,49 +33,11 @@ class UserRepository {
                 .query(UserRow.class).optional();
     }
 
-    /** The named user, created if missing, with {@code tags} merged in (key by key). */
+    /** The named user, created if missing, with {@code tags} merged in (key by key); SQL function of migration V9. */
     UUID upsertNamed(UUID appId, String externalUserId, Map<String, String> tags) {
-        return jdbc.sql("""
-                        insert into users as u (id, app_id, external_user_id, tags)
-                        values (:id, :app, :ext, cast(:tags as jsonb))
-                        on conflict (app_id, external_user_id) where external_user_id is not null
-                        do update set tags = u.tags || excluded.tags,
-                                      updated_at = case when excluded.tags = '{}'::jsonb then u.updated_at else now() end
-                        returning id""")
-                .param("id", UUID.randomUUID()).param("app", appId).param("ext", externalUserId)
-                .param("tags", toJson(tags))
+        return jdbc.sql("select upsert_named_user(:app, :ext, cast(:tags as jsonb))")
+                .param("app", appId).param("ext", externalUserId).param("tags", toJson(tags))
                 .query(UUID.class).single();
-    }
-
-    UUID insertAnonymous(UUID appId, Map<String, String> tags) {
-        return jdbc.sql("insert into users (id, app_id, tags) values (:id, :app, cast(:tags as jsonb)) returning id")
-                .param("id", UUID.randomUUID()).param("app", appId).param("tags", toJson(tags))
-                .query(UUID.class).single();
-    }
-
-    void mergeTags(UUID appId, UUID userId, Map<String, String> tags) {
-        if (tags == null || tags.isEmpty()) return;
-        jdbc.sql("update users set tags = tags || cast(:tags as jsonb), updated_at = now() where app_id = :app and id = :id")
-                .param("app", appId).param("id", userId).param("tags", toJson(tags)).update();
-    }
-
-    /**
-     * Folds an anonymous user into a named one: the named user's tags win over the anonymous
-     * ones, and the anonymous record goes once no device points at it.
-     */
-    void absorbAnonymous(UUID appId, UUID anonymousId, UUID namedId) {
-        jdbc.sql("""
-                        update users n set tags = a.tags || n.tags, updated_at = now()
-                        from users a
-                        where n.app_id = :app and n.id = :named and a.app_id = :app and a.id = :anon""")
-                .param("app", appId).param("named", namedId).param("anon", anonymousId).update();
-    }
-
-    void deleteAnonymousIfUnused(UUID appId, UUID userId) {
-        jdbc.sql("""
-                        delete from users u where u.app_id = :app and u.id = :id and u.external_user_id is null
-                        and not exists (select 1 from devices d where d.user_id = u.id)""")
-                .param("app", appId).param("id", userId).update();
     }
 
     /** Applies a PATCH: null arguments leave the column unchanged; objects replace the stored ones whole. */

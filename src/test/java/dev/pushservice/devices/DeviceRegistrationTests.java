@@ -131,6 +131,31 @@ class DeviceRegistrationTests extends ApiTest {
         assertThat(statuses.stream().filter(s -> s == 201).count()).isEqualTo(1);
         assertThat(ids).hasSize(1);
         assertThat(deviceCount(app)).isEqualTo(1);
+        assertThat(jdbc.sql("select count(*) from users where app_id = :app").param("app", app.appId())
+                .query(Integer.class).single()).as("registrations that lost the race leave no anonymous user behind").isEqualTo(1);
+    }
+
+    @Test
+    void concurrentRegistrationsOfOneStagedTokenClaimItOnce() throws Exception {
+        TestApp app = newApp();
+        String token = iosToken();
+        UUID sourceUuid = UUID.randomUUID();
+        stage(app, "ios", token, "onesignal", sourceUuid.toString(), null, "{\"plan\":\"legacy\"}", null);
+        String body = "{\"platform\":\"ios\",\"push_token\":\"" + token + "\"}";
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Callable<TestApi.Response>> tasks = new ArrayList<>();
+        for (int i = 0; i < 8; i++) tasks.add(() -> register(app, body));
+        List<TestApi.Response> responses = new ArrayList<>();
+        for (Future<TestApi.Response> f : pool.invokeAll(tasks)) responses.add(f.get());
+        pool.shutdown();
+        assertThat(responses).extracting(TestApi.Response::status).containsOnly(200, 201);
+        assertThat(responses.stream().filter(r -> r.status() == 201).count()).isEqualTo(1);
+        assertThat(responses).extracting(r -> r.json().path("device_id").asString()).containsOnly(sourceUuid.toString());
+        assertThat(deviceCount(app)).isEqualTo(1);
+        assertThat(jdbc.sql("select claimed_device_id from migration_staged_devices where app_id = :app")
+                .param("app", app.appId()).query(UUID.class).single()).isEqualTo(sourceUuid);
+        assertThat(jdbc.sql("select count(*) from users where app_id = :app").param("app", app.appId())
+                .query(Integer.class).single()).isEqualTo(1);
     }
 
     @Test

@@ -87,10 +87,13 @@ postmaster_pid() {
   head -n 1 "$1/postgres/postmaster.pid" 2>/dev/null || true
 }
 
-# cpu_report LABEL COUNT BEFORE_SERVICE AFTER_SERVICE BEFORE_PG AFTER_PG: CPU per unit of work.
+# cpu_report LABEL COUNT BEFORE_SERVICE AFTER_SERVICE BEFORE_PG AFTER_PG ["LOADGEN_USER_S LOADGEN_SYS_S"]:
+# CPU per unit of work of the service, its PostgreSQL and (when given) the load generator.
 cpu_report() {
   local hz; hz=$(getconf CLK_TCK)
-  awk -v label="$1" -v n="$2" -v s=$(($4 - $3)) -v p=$(($6 - $5)) -v hz="$hz" 'BEGIN {
+  awk -v label="$1" -v n="$2" -v s=$(($4 - $3)) -v p=$(($6 - $5)) -v hz="$hz" -v gen="${7:-}" 'BEGIN {
     if (n <= 0) exit;
-    printf "CPU per %s: service %.0f µs, PostgreSQL %.0f µs (over %d)\n", label, s / hz * 1e6 / n, p / hz * 1e6 / n, n }'
+    line = sprintf("CPU per %s: service %.0f µs, PostgreSQL %.0f µs", label, s / hz * 1e6 / n, p / hz * 1e6 / n);
+    if (split(gen, g, " ") == 2) line = line sprintf(", load generator %.0f µs", (g[1] + g[2]) * 1e6 / n);
+    printf "%s (over %d)\n", line, n }'
 }

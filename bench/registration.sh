@@ -20,8 +20,9 @@ PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d10s -s "$ROOT/bench/registra
 echo "measuring: ${DURATION}s, concurrency 64, ${REPEAT}% repeated tokens"
 PG=$(postmaster_pid "$DATA")
 S0=$(cpu_ticks "$SERVICE_PID"); P0=$(cpu_ticks "$PG")
-PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/registration.lua" \
-  "http://127.0.0.1:$PORT" >"$DATA/wrk.out"
+TIMEFORMAT='%U %S'
+{ time PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/registration.lua" \
+  "http://127.0.0.1:$PORT" >"$DATA/wrk.out"; } 2>"$DATA/wrk.time"
 S1=$(cpu_ticks "$SERVICE_PID"); P1=$(cpu_ticks "$PG")
 grep -E "requests/s|latency p50|errors" "$DATA/wrk.out"
-cpu_report registration "$(awk '/^requests:/ {print $2}' "$DATA/wrk.out")" "$S0" "$S1" "$P0" "$P1"
+cpu_report registration "$(awk '/^requests:/ {print $2}' "$DATA/wrk.out")" "$S0" "$S1" "$P0" "$P1" "$(cat "$DATA/wrk.time")"

@@ -2,10 +2,12 @@
 # Events ingest benchmark: the service on its embedded PostgreSQL, a few hundred devices registered
 # first, then wrk at concurrency 64 posting /v1/events (mixed types, ~70% naming a registered
 # device, some with metadata). Every 202 is a committed event (group commit, see EventWriter).
-# Prints events/s, p50/p99 and what the database holds afterwards.
-# Usage: bench/events.sh [seconds=30] [devices=300]
+# Prints events/s, p50/p99, the CPU each event cost the service, its PostgreSQL and wrk, and what
+# the database holds afterwards.
+# Usage: [WARMUP=30] bench/events.sh [seconds=30] [devices=300]
 source "$(dirname "$0")/lib.sh"
 DURATION=${1:-30}
+WARMUP=${WARMUP:-30}
 DEVICES=${2:-300}
 PORT=${PORT:-18091}
 DATA=$(mktemp -d /tmp/push-bench-events.XXXXXX)
@@ -24,11 +26,17 @@ seq 1 "$DEVICES" | xargs -P 8 -I{} curl -s -X POST "http://127.0.0.1:$PORT/v1/de
   | grep -o '"device_id":"[0-9a-f-]*"' | cut -d'"' -f4 >"$DATA/devices.txt"
 echo "registered $(wc -l <"$DATA/devices.txt") devices"
 
-echo "warm-up (10 s) ..."
-PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d10s -s "$ROOT/bench/events.lua" "http://127.0.0.1:$PORT" >/dev/null
+echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
+PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d"${WARMUP}s" -s "$ROOT/bench/events.lua" "http://127.0.0.1:$PORT" >/dev/null
 echo "measuring: ${DURATION}s, concurrency 64"
-PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/events.lua" \
-  "http://127.0.0.1:$PORT" | grep -E "events/s|latency p50|errors"
+PG=$(postmaster_pid "$DATA")
+S0=$(cpu_ticks "$SERVICE_PID"); P0=$(cpu_ticks "$PG")
+TIMEFORMAT='%U %S'
+{ time PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/events.lua" \
+  "http://127.0.0.1:$PORT" >"$DATA/wrk.out"; } 2>"$DATA/wrk.time"
+S1=$(cpu_ticks "$SERVICE_PID"); P1=$(cpu_ticks "$PG")
+grep -E "events/s|latency p50|errors" "$DATA/wrk.out"
+cpu_report event "$(awk '/^requests:/ {print $2}' "$DATA/wrk.out")" "$S0" "$S1" "$P0" "$P1" "$(cat "$DATA/wrk.time")"
 
 if command -v psql >/dev/null && [ -f "$DATA/postgres.port" ]; then
   PGPORT=$(cat "$DATA/postgres.port")

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Registration benchmark: the service on its embedded PostgreSQL, wrk at concurrency 64 posting
-# /v1/devices/register with 50% fresh and 50% repeated tokens. Prints requests/s and p50/p99.
-# Usage: bench/registration.sh [seconds=30] [repeat-percent=50]
+# /v1/devices/register with 50% fresh and 50% repeated tokens. Prints requests/s, p50/p99, and the
+# CPU each registration cost the service, its PostgreSQL and wrk (from /proc).
+# Usage: [WARMUP=30] [PUSH_DB_POOL_SIZE=32] bench/registration.sh [seconds=30] [repeat-percent=50]
 source "$(dirname "$0")/lib.sh"
 DURATION=${1:-30}
+WARMUP=${WARMUP:-30}
 REPEAT=${2:-50}
 PORT=${PORT:-18090}
 DATA=$(mktemp -d /tmp/push-bench-reg.XXXXXX)
@@ -15,8 +17,8 @@ start_service "$PORT" "$DATA" PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_L
   PUSH_DB_POOL_SIZE="${PUSH_DB_POOL_SIZE:-32}"
 KEY=$(bootstrap_key "$DATA" public)
 
-echo "warm-up (10 s) ..."
-PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d10s -s "$ROOT/bench/registration.lua" "http://127.0.0.1:$PORT" >/dev/null
+echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
+PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d"${WARMUP}s" -s "$ROOT/bench/registration.lua" "http://127.0.0.1:$PORT" >/dev/null
 echo "measuring: ${DURATION}s, concurrency 64, ${REPEAT}% repeated tokens"
 PG=$(postmaster_pid "$DATA")
 S0=$(cpu_ticks "$SERVICE_PID"); P0=$(cpu_ticks "$PG")

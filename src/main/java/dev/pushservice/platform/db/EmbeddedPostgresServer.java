@@ -53,6 +53,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     .setServerConfig("max_connections", "200")
                     // segment estimates over a million devices hash-join a few hundred MB
                     .setServerConfig("shared_buffers", "256MB")
+                    // Planner statistics early: until autovacuum first analyzes a new table, pooled
+                    // connections cache generic plans made for an empty table (a token lookup then
+                    // walks every device of the app). PostgreSQL's default wakes autovacuum once a minute.
+                    .setServerConfig("autovacuum_naptime", "10s")
                     .setServerConfig("listen_addresses", "127.0.0.1")
                     .start();
             Files.writeString(portFile, Integer.toString(pg.getPort()));

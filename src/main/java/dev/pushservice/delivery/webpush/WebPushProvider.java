@@ -5,6 +5,7 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
+import dev.pushservice.delivery.http.PushHttpClient;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,7 +29,7 @@ import java.util.regex.Pattern;
 /**
  * The {@link PushProvider} for {@code web} devices: encrypts each message for its subscription
  * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app and push-service
- * origin) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushServiceClient}:
+ * origin) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushHttpClient}:
  * HTTP/2 where the push service offers it (ALPN {@code h2}), requests to one origin multiplexed
  * over few connections, else HTTP/1.1.
  *
@@ -63,7 +64,7 @@ public final class WebPushProvider implements PushProvider {
     private final WebPushProperties properties;
     private final VapidTokens tokens;
     private final Semaphore inFlight;
-    private final PushServiceClient client;
+    private final PushHttpClient client;
 
     // Slots are freed on the client's I/O threads, never on the common ForkJoinPool, so callers
     // blocked in send() on common-pool threads (one worker on a 2-core machine) cannot starve the
@@ -73,7 +74,7 @@ public final class WebPushProvider implements PushProvider {
         this.properties = builder.properties;
         this.tokens = new VapidTokens(builder.clock, properties.subject());
         this.inFlight = new Semaphore(properties.maxInFlight());
-        this.client = new PushServiceClient(properties.connectTimeout(), properties.requestTimeout(), builder.trusted);
+        this.client = new PushHttpClient("webpush", properties.connectTimeout(), properties.requestTimeout(), builder.trusted);
         CryptoProviders.description(); // logs once, at start, which crypto provider is in use
     }
 
@@ -128,7 +129,7 @@ public final class WebPushProvider implements PushProvider {
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
-            client.post(subscription.endpoint(), subscription.origin(), headers, body).whenComplete((response, error) -> {
+            client.post(subscription.endpoint(), headers, body).whenComplete((response, error) -> {
                 inFlight.release();
                 try {
                     result.complete(error == null ? result(response, subscription) : transportFailure(error));
@@ -207,7 +208,7 @@ public final class WebPushProvider implements PushProvider {
         return message.ttlSeconds() != null ? Math.max(0, message.ttlSeconds()) : properties.defaultTtl().toSeconds();
     }
 
-    static DeliveryResult result(PushServiceClient.Response response, WebPushSubscription subscription) {
+    static DeliveryResult result(PushHttpClient.Response response, WebPushSubscription subscription) {
         int status = response.status();
         return switch (status) {
             case 200, 201, 202 -> new DeliveryResult.Accepted(response.location());
@@ -219,17 +220,17 @@ public final class WebPushProvider implements PushProvider {
             default -> status >= 500 || status < 200 || (status >= 300 && status < 400)
                     ? new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response.retryAfter()))
                     : new DeliveryResult.Rejected("push service refused the message (HTTP " + status + ")"
-                            + detail(response.body(), subscription), false, null);
+                            + detail(new String(response.body(), StandardCharsets.UTF_8), subscription), false, null);
         };
     }
 
     private static DeliveryResult transportFailure(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof PushServiceClient.RequestTimeout) {
+        if (cause instanceof PushHttpClient.RequestTimeout) {
             return new DeliveryResult.Failed("push service did not answer in time", null);
         }
         // Only the client's own descriptions are shown: other messages may carry the endpoint, a capability.
-        String why = cause instanceof PushServiceClient.RequestFailure ? cause.getMessage() : cause.getClass().getSimpleName();
+        String why = cause instanceof PushHttpClient.RequestFailure ? cause.getMessage() : cause.getClass().getSimpleName();
         return new DeliveryResult.Failed("could not reach the push service (" + why + ")", null);
     }
 

@@ -1,4 +1,4 @@
-package dev.pushservice.delivery.webpush;
+package dev.pushservice.delivery.http;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -64,7 +64,6 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
-import java.nio.charset.StandardCharsets;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -80,18 +79,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLException;
 
 /**
- * The HTTP client Web Push requests go out on, on Netty: HTTP/2 where the push service offers it
- * (ALPN {@code h2} over TLS, as FCM, Mozilla's autopush and Apple's push service do), HTTP/1.1
- * otherwise (ALPN {@code http/1.1} or no ALPN). Plain {@code http://} endpoints, which only local
- * testing allows, are tried with HTTP/2 by prior knowledge ({@code h2c}); a server that answers
- * the HTTP/2 preface in HTTP/1.x is spoken to in HTTP/1.1 from then on.
+ * The HTTP client push requests go out on (FCM, Web Push), on Netty: HTTP/2 where the server
+ * offers it (ALPN {@code h2} over TLS, as FCM, Mozilla's autopush and Apple's web push service
+ * do), HTTP/1.1 otherwise (ALPN {@code http/1.1} or no ALPN). Plain {@code http://} servers, which
+ * only local testing uses, are tried with HTTP/2 by prior knowledge ({@code h2c}); one that answers
+ * the HTTP/2 preface in HTTP/1.x is spoken to in HTTP/1.1 from then on. Only {@code POST} is
+ * needed, so only {@code POST} is offered.
  *
- * <p>Connections are pooled per push-service origin. HTTP/2 requests are multiplexed: a new
+ * <p>Connections are pooled per origin (scheme, host, port). HTTP/2 requests are multiplexed: a new
  * connection is opened only when every open one has as many streams as the server allows
  * ({@code SETTINGS_MAX_CONCURRENT_STREAMS}), up to {@link #MAX_HTTP2_CONNECTIONS}; HTTP/1.1
  * connections carry one request at a time, up to {@link #MAX_HTTP1_CONNECTIONS}. Requests beyond
- * that wait in the origin's queue, which is bounded by the caller: {@code WebPushProvider} lets at
- * most {@code max-in-flight} requests exist at once. Connections idle for
+ * that wait in the origin's queue, which the caller must bound (the providers let at most their
+ * {@code max-in-flight} requests exist at once). Connections idle for
  * {@link #IDLE_CLOSE} are closed.
  *
  * <p>A request fails (the future completes exceptionally with an {@link IOException} whose message
@@ -99,28 +99,33 @@ import javax.net.ssl.SSLException;
  * connection cannot be opened or closes before the answer, or when the server resets its stream.
  * Nothing is retried here. Futures complete on a Netty I/O thread: continuations must not block.
  *
- * <p>Thread-safe and long-lived; {@link #close()} closes every connection.
+ * <p>Thread-safe and long-lived (one per provider); {@link #close()} closes every connection.
  */
-final class PushServiceClient implements AutoCloseable {
+public final class PushHttpClient implements AutoCloseable {
 
     /** HTTP/2 connections per origin, opened only when the open ones have no stream to spare. */
-    static final int MAX_HTTP2_CONNECTIONS = 8;
+    public static final int MAX_HTTP2_CONNECTIONS = 8;
     /** HTTP/1.1 connections per origin (one request at a time each). */
-    static final int MAX_HTTP1_CONNECTIONS = 128;
+    public static final int MAX_HTTP1_CONNECTIONS = 128;
     /** Connections with nothing to do for this long are closed. */
-    static final Duration IDLE_CLOSE = Duration.ofMinutes(2);
-    /** How much of a response body is kept (only error explanations are read). */
-    private static final int MAX_BODY = 8 * 1024;
+    public static final Duration IDLE_CLOSE = Duration.ofMinutes(2);
+    /** How much of a response body is kept: answers are short (a message name, an error explanation). */
+    public static final int MAX_BODY = 16 * 1024;
 
+    private static final byte[] NO_BODY = new byte[0];
     private static final AsciiString POST = AsciiString.cached("POST");
     private static final AsciiString CONTENT_LENGTH = AsciiString.cached("content-length");
 
-    /** An answer: the status and the headers and body Web Push needs. */
-    record Response(int status, String protocol, String location, String retryAfter, String body) {
+    /**
+     * An answer: the status, the headers the providers read, and the first {@link #MAX_BODY} bytes
+     * of the body (empty when there was none). {@code protocol} is {@code h2}, {@code h2c} or
+     * {@code http/1.1}.
+     */
+    public record Response(int status, String protocol, String location, String retryAfter, byte[] body) {
     }
 
     /** A request that got no answer; the message is safe to show (no endpoint, no token). */
-    static class RequestFailure extends IOException {
+    public static class RequestFailure extends IOException {
         RequestFailure(String message) {
             super(message);
         }
@@ -132,7 +137,7 @@ final class PushServiceClient implements AutoCloseable {
     }
 
     /** No answer within the request timeout. */
-    static final class RequestTimeout extends RequestFailure {
+    public static final class RequestTimeout extends RequestFailure {
         RequestTimeout() {
             super("no answer in time");
         }
@@ -143,8 +148,7 @@ final class PushServiceClient implements AutoCloseable {
     private final EventLoopGroup group;
     private final SslContext tls;
     private final Bootstrap bootstrap;
-    private final HashedWheelTimer timer = new HashedWheelTimer(
-            new DefaultThreadFactory("webpush-timeouts", true), 50, TimeUnit.MILLISECONDS);
+    private final HashedWheelTimer timer;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final ConcurrentHashMap<String, Origin> origins = new ConcurrentHashMap<>();
     private final long requestTimeoutMillis;
@@ -152,10 +156,12 @@ final class PushServiceClient implements AutoCloseable {
     private volatile boolean closed;
 
     /**
+     * @param name    names its threads ({@code <name>-io}, {@code <name>-timeouts})
      * @param trusted CA certificates to trust instead of the JDK's default trust store (tests, local
      *                peers); null or empty for the default
      */
-    PushServiceClient(Duration connectTimeout, Duration requestTimeout, List<X509Certificate> trusted) {
+    public PushHttpClient(String name, Duration connectTimeout, Duration requestTimeout, List<X509Certificate> trusted) {
+        this.timer = new HashedWheelTimer(new DefaultThreadFactory(name + "-timeouts", true), 50, TimeUnit.MILLISECONDS);
         this.connectTimeoutMillis = connectTimeout.toMillis();
         this.requestTimeoutMillis = requestTimeout.toMillis();
         try {
@@ -169,10 +175,10 @@ final class PushServiceClient implements AutoCloseable {
             if (trusted != null && !trusted.isEmpty()) builder.trustManager(trusted);
             this.tls = builder.build();
         } catch (SSLException e) {
-            throw new IllegalStateException("cannot set up TLS for Web Push", e);
+            throw new IllegalStateException("cannot set up TLS", e);
         }
         this.group = new MultiThreadIoEventLoopGroup(Math.min(2, Runtime.getRuntime().availableProcessors()),
-                new DefaultThreadFactory("webpush-io", true), NioIoHandler.newFactory());
+                new DefaultThreadFactory(name + "-io", true), NioIoHandler.newFactory());
         this.bootstrap = new Bootstrap()
                 .group(group)
                 .channel(NioSocketChannel.class)
@@ -181,15 +187,18 @@ final class PushServiceClient implements AutoCloseable {
     }
 
     /**
-     * POSTs {@code body} to {@code endpoint}.
+     * POSTs {@code body} to {@code endpoint} (an absolute http or https URL).
      *
-     * @param origin  the endpoint's origin ({@link WebPushSubscription#origin()}): the pool key
-     * @param headers name/value pairs, names in lower case
+     * @param headers name/value pairs, names in lower case; {@code content-length} and the request
+     *                line or pseudo-headers are added here
      */
-    CompletableFuture<Response> post(URI endpoint, String origin, String[] headers, byte[] body) {
+    public CompletableFuture<Response> post(URI endpoint, String[] headers, byte[] body) {
         if (closed) return CompletableFuture.failedFuture(new RequestFailure("client is closed"));
         String path = endpoint.getRawPath() == null || endpoint.getRawPath().isEmpty() ? "/" : endpoint.getRawPath();
         if (endpoint.getRawQuery() != null) path += "?" + endpoint.getRawQuery();
+        String scheme = endpoint.getScheme().toLowerCase(Locale.ROOT);
+        int port = endpoint.getPort() != -1 ? endpoint.getPort() : scheme.equals("https") ? 443 : 80;
+        String origin = scheme + "://" + endpoint.getHost().toLowerCase(Locale.ROOT) + ":" + port;
         Exchange exchange = new Exchange(path, headers, body);
         exchange.timeout = timer.newTimeout(t -> exchange.timedOut(), requestTimeoutMillis, TimeUnit.MILLISECONDS);
         while (true) {
@@ -201,7 +210,7 @@ final class PushServiceClient implements AutoCloseable {
     }
 
     /** Open connections (for tests and monitoring). */
-    int connectionCount() {
+    public int connectionCount() {
         return channels.size();
     }
 
@@ -269,8 +278,8 @@ final class PushServiceClient implements AutoCloseable {
 
         void succeed(String protocol) {
             timeout.cancel();
-            String text = responseBody == null ? null : responseBody.toString(StandardCharsets.UTF_8);
-            result.complete(new Response(status, protocol, location, retryAfter, text));
+            result.complete(new Response(status, protocol, location, retryAfter,
+                    responseBody == null ? NO_BODY : responseBody.toByteArray()));
         }
 
         void fail(Throwable error) {

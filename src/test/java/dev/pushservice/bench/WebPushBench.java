@@ -87,7 +87,7 @@ public final class WebPushBench {
                                 .withSubject("mailto:bench@example.com").withMaxInFlight(inFlight);
                         try (WebPushProvider provider = WebPushProvider.builder(credentials).properties(properties)
                                 .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
-                            run(provider, receiver, app, tokens, Math.min(messages, 5_000), threads, inFlight, null);
+                            run(provider, receiver, app, tokens, Math.min(messages, 20_000), threads, inFlight, null);
                             run(provider, receiver, app, tokens, messages, threads, inFlight, label);
                         }
                     }

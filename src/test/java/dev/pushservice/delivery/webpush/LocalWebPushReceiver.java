@@ -416,6 +416,18 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         release();
     }
 
+    /** Closes every open connection as a restarting push service does: HTTP/2 ones with a GOAWAY first. */
+    public void closeConnections() {
+        connections.close().awaitUninterruptibly();
+    }
+
+    /** Drops every open connection abruptly (no GOAWAY, no answers), as a crashed server or network would. */
+    public void dropConnections() {
+        for (Channel c : connections) {
+            c.eventLoop().execute(() -> c.unsafe().closeForcibly());
+        }
+    }
+
     @Override
     public void close() {
         release();
@@ -727,6 +739,9 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     private Http2FrameCodec http2Codec() {
         return Http2FrameCodecBuilder.forServer()
                 .initialSettings(Http2Settings.defaultSettings().maxConcurrentStreams(maxConcurrentStreams))
+                // Closing sends GOAWAY and lets the streams already accepted finish, as a push service
+                // draining a connection does (the frame codec's default is to close at once).
+                .gracefulShutdownTimeoutMillis(10_000)
                 .build();
     }
 

@@ -475,6 +475,55 @@ class WebPushProviderTests {
     }
 
     @Test
+    void aGoawayLetsRequestsInFlightFinishAndNewOnesTakeANewConnection() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOf(DeliveryResult.Accepted.class);
+        receiver.hold();
+        CompletableFuture<DeliveryResult> inFlight = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        awaitRequests(2);
+
+        Thread closing = Thread.ofVirtual().start(receiver::closeConnections); // GOAWAY, then waits for the held stream
+        Thread.sleep(300);
+        CompletableFuture<DeliveryResult> after = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        awaitRequests(3);
+        assertThat(receiver.connectionCount()).as("the request after the GOAWAY went to a new connection").isEqualTo(2);
+        receiver.release();
+        assertThat(inFlight.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+        assertThat(after.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+        closing.join(10_000);
+        assertThat(receiver.problems()).isEmpty();
+    }
+
+    @Test
+    void aDroppedConnectionFailsItsRequestsAsTransientAndTheNextSendReconnects() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.hold();
+        List<CompletableFuture<DeliveryResult>> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            sent.add(provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
+        }
+        awaitRequests(3);
+        receiver.dropConnections();
+        for (CompletableFuture<DeliveryResult> f : sent) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                    r -> assertThat(r.reason()).contains("could not reach").doesNotContain(subscriber.id()));
+        }
+        assertThat(provider.inFlight()).isZero();
+        receiver.release();
+        receiver.reset();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOf(DeliveryResult.Accepted.class);
+        assertThat(receiver.connectionCount()).isEqualTo(2);
+    }
+
+    private void awaitRequests(long n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (receiver.requestCount() < n && System.nanoTime() < deadline) Thread.sleep(10);
+        assertThat(receiver.requestCount()).isEqualTo(n);
+    }
+
+    @Test
     void receiverRefusesAForgedVapidTokenAndAnUndecryptableBody() throws Exception {
         // Guards the checks the other tests rely on: the receiver must not accept just anything.
         Subscriber subscriber = receiver.subscribe();

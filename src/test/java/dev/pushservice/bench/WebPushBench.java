@@ -31,10 +31,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Web Push raw provider throughput: encryption cost per message, then sends/s through
  * {@link WebPushProvider} to a {@link LocalWebPushReceiver} on loopback at 100 and 1,000 requests
- * in flight. The receiver runs in bench mode (counts only: no decryption, each VAPID token verified
- * once), in the same JVM, so the figures include its HTTP work. Prints figures; asserts nothing.
+ * in flight, over cleartext HTTP/2 ({@code http://} endpoints, h2c) and over TLS with ALPN h2
+ * ({@code https://}, as real push services are reached). The receiver runs in the same JVM, so
+ * the figures include its HTTP (and TLS) work; by default it is in bench mode (every push routed
+ * and its headers checked, each VAPID token verified once, one push in
+ * {@link LocalWebPushReceiver#BENCH_SAMPLE} decrypted and verified in full), which the output
+ * states. Prints figures; asserts nothing.
  *
  * <p>Arguments: {@code [messages per level, default 20000] [sender threads, default 4]}.
+ * Environment: {@code WEBPUSH_BENCH_VERIFY=all} makes the receiver check every push in full (its
+ * JDK-provider decryption then dominates); {@code WEBPUSH_BENCH_HTTP1=1} adds runs against an
+ * HTTP/1.1-only receiver.
  */
 public final class WebPushBench {
 
@@ -47,23 +54,49 @@ public final class WebPushBench {
         System.out.printf("system load average at start: %.1f (wall-clock figures shrink when other work shares the CPUs;"
                 + " CPU-time figures much less)%n", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
-        try (LocalWebPushReceiver receiver = LocalWebPushReceiver.start()) {
-            List<String> tokens = new ArrayList<>();
-            for (int i = 0; i < 500; i++) tokens.add(receiver.subscribe().json());
-
-            encryption(tokens.getFirst());
-
-            receiver.benchMode(true);
-            VapidKeys keys = VapidKeys.generate();
-            UUID app = UUID.randomUUID();
-            CredentialSource<VapidKeys> credentials = id -> Optional.of(new CredentialSource.Versioned<>(keys, 1));
-            for (int inFlight : new int[] {100, 1_000}) {
-                WebPushProperties properties = WebPushProperties.defaults().withAllowInsecureEndpoints(true)
-                        .withSubject("mailto:bench@example.com").withMaxInFlight(inFlight);
-                try (WebPushProvider provider = WebPushProvider.builder(credentials).properties(properties).build()) {
-                    run(provider, receiver, app, tokens, Math.min(messages, 5_000), threads, inFlight, true);
-                    run(provider, receiver, app, tokens, messages, threads, inFlight, false);
+        boolean verifyAll = "all".equals(System.getenv("WEBPUSH_BENCH_VERIFY"));
+        boolean http1 = "1".equals(System.getenv("WEBPUSH_BENCH_HTTP1"));
+        VapidKeys keys = VapidKeys.generate();
+        UUID app = UUID.randomUUID();
+        CredentialSource<VapidKeys> credentials = id -> Optional.of(new CredentialSource.Versioned<>(keys, 1));
+        boolean encryptionMeasured = false;
+        for (String receiverKind : http1 ? List.of("HTTP/2", "HTTP/1.1-only") : List.of("HTTP/2")) {
+            try (LocalWebPushReceiver receiver = receiverKind.equals("HTTP/2")
+                    ? LocalWebPushReceiver.start() : LocalWebPushReceiver.startHttp1Only()) {
+                List<String> cleartext = new ArrayList<>();
+                List<String> tls = new ArrayList<>();
+                for (int i = 0; i < 500; i++) {
+                    cleartext.add(receiver.subscribe().json());
+                    tls.add(receiver.subscribeTls().json());
                 }
+                if (!encryptionMeasured) {
+                    encryption(cleartext.getFirst());
+                    encryptionMeasured = true;
+                    System.out.println(verifyAll
+                            ? "receiver: checks every push in full (VAPID signature and claims, headers, decryption on JDK providers)"
+                            : "receiver: bench mode: every push routed and its headers checked, each VAPID token verified once,"
+                                    + " 1 push in " + LocalWebPushReceiver.BENCH_SAMPLE + " decrypted and verified in full"
+                                    + " (WEBPUSH_BENCH_VERIFY=all checks every push)");
+                }
+                receiver.benchMode(!verifyAll);
+                for (boolean overTls : new boolean[] {false, true}) {
+                    List<String> tokens = overTls ? tls : cleartext;
+                    String label = receiverKind + " receiver, " + (overTls ? "https (TLS)" : "http (cleartext)");
+                    for (int inFlight : new int[] {100, 1_000}) {
+                        WebPushProperties properties = WebPushProperties.defaults().withAllowInsecureEndpoints(true)
+                                .withSubject("mailto:bench@example.com").withMaxInFlight(inFlight);
+                        try (WebPushProvider provider = WebPushProvider.builder(credentials).properties(properties)
+                                .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
+                            run(provider, receiver, app, tokens, Math.min(messages, 20_000), threads, inFlight, null);
+                            run(provider, receiver, app, tokens, messages, threads, inFlight, label);
+                        }
+                    }
+                }
+                System.out.printf("  receiver: %,d requests (h2 %,d, h2c %,d, http/1.1 %,d) on %,d connections;"
+                                + " %,d checked in full; %d problems%s%n",
+                        receiver.requestCount(), receiver.requestCount("h2"), receiver.requestCount("h2c"),
+                        receiver.requestCount("http/1.1"), receiver.connectionCount(), receiver.fullyChecked(),
+                        receiver.problems().size(), receiver.problems().isEmpty() ? "" : " " + receiver.problems().getFirst());
             }
         }
     }
@@ -95,7 +128,7 @@ public final class WebPushBench {
     }
 
     private static void run(WebPushProvider provider, LocalWebPushReceiver receiver, UUID app, List<String> tokens,
-            int messages, int threads, int inFlight, boolean warmUp) throws Exception {
+            int messages, int threads, int inFlight, String label) throws Exception {
         long before = receiver.requestCount();
         OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
         long cpuBefore = os.getProcessCpuTime();
@@ -122,11 +155,11 @@ public final class WebPushBench {
         boolean finished = done.await(5, TimeUnit.MINUTES);
         double seconds = (System.nanoTime() - start) / 1e9;
         double cpuPerSend = (os.getProcessCpuTime() - cpuBefore) / 1_000.0 / messages;
-        if (!warmUp) {
-            System.out.printf("in flight %,5d: %,d sends in %.2f s = %,.0f sends/s; process CPU %.0f µs/send"
+        if (label != null) {
+            System.out.printf("%s, in flight %,5d: %,d sends in %.2f s = %,.0f sends/s; process CPU %.0f µs/send"
                             + " (sender + receiver, all threads); receiver counted %,d; outcomes %s%s%n",
-                    inFlight, messages, seconds, messages / seconds, cpuPerSend, receiver.requestCount() - before, outcomes,
-                    finished ? "" : "; NOT all finished");
+                    label, inFlight, messages, seconds, messages / seconds, cpuPerSend, receiver.requestCount() - before,
+                    outcomes, finished ? "" : "; NOT all finished");
         }
     }
 

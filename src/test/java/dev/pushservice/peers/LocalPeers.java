@@ -57,7 +57,7 @@ public final class LocalPeers {
 
                   APNs      https://127.0.0.1:%d   (MockApnsServer, TLS with a local CA)
                   FCM v1    %s   (OAuth token endpoint %s)
-                  Web Push  %s                 (decrypts every push, checks VAPID)
+                  Web Push  %s                 (HTTP/2 h2c or HTTP/1.1; decrypts every push, checks VAPID)
 
                 1. Start the service pointed at them:
 

@@ -1,7 +1,6 @@
 package dev.pushservice.delivery.fcm;
 
 import dev.pushservice.delivery.DeliveryResult;
-import java.net.http.HttpHeaders;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -37,7 +36,8 @@ final class FcmErrors {
     private FcmErrors() {
     }
 
-    static DeliveryResult map(int status, HttpHeaders headers, byte[] body, Instant now) {
+    /** @param retryAfter the {@code Retry-After} header, or null */
+    static DeliveryResult map(int status, String retryAfter, byte[] body, Instant now) {
         JsonNode error = errorNode(body);
         String fcmStatus = text(error, "status");
         String message = text(error, "message");
@@ -65,18 +65,18 @@ final class FcmErrors {
             case "INVALID_ARGUMENT" -> new DeliveryResult.Rejected(reason,
                     tokenViolation || mentionsToken(message), null);
             case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL" ->
-                    new DeliveryResult.Failed(reason, retryAfter(headers, now));
+                    new DeliveryResult.Failed(reason, retryAfter(retryAfter, now));
             case "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", "PERMISSION_DENIED",
                  "NOT_FOUND" -> new DeliveryResult.Rejected(reason, false, null);
             default -> status == 429 || status >= 500
-                    ? new DeliveryResult.Failed(reason, retryAfter(headers, now))
+                    ? new DeliveryResult.Failed(reason, retryAfter(retryAfter, now))
                     : new DeliveryResult.Rejected(reason, false, null);
         };
     }
 
     /** {@code Retry-After} as delta-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or unreadable. */
-    static Duration retryAfter(HttpHeaders headers, Instant now) {
-        String value = headers.firstValue("retry-after").map(String::strip).orElse(null);
+    static Duration retryAfter(String header, Instant now) {
+        String value = header == null ? null : header.strip();
         if (value == null || value.isEmpty()) return null;
         if (value.chars().allMatch(Character::isDigit)) {
             try {

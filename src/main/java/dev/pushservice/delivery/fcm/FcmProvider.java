@@ -9,14 +9,12 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
+import dev.pushservice.delivery.http.PushHttpClient;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -27,7 +25,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicReference;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,14 +32,16 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Delivers Android pushes through FCM HTTP v1 ({@code POST {base}/v1/projects/{project_id}/messages:send}).
  *
- * <p>Thread-safe and long-lived: one HTTP/2 {@link HttpClient} for the whole provider (requests to one
- * host share a connection as concurrent streams) and one {@link GoogleCredentials} per (app, credential
- * version), so an app's access token is fetched once and refreshed in the background before it expires
- * (google-auth's refresh margin), never per request. Replacing an app's credential (a new version) drops
- * the old credentials object.
+ * <p>Thread-safe and long-lived: one {@link PushHttpClient} for the whole provider (HTTP/2: requests
+ * share a connection as concurrent streams, more connections only beyond FCM's stream limit; an
+ * {@code http://} base URL, for local testing, is spoken to as h2c) and one {@link GoogleCredentials}
+ * per (app, credential version), so an app's access token is fetched once and refreshed in the
+ * background before it expires (google-auth's refresh margin), never per request. Replacing an app's
+ * credential (a new version) drops the old credentials object.
  *
  * <p>At most {@code maxInFlight} requests are outstanding; {@link #send} blocks its caller until a slot
- * is free, so a slow FCM applies back-pressure to the delivery workers.
+ * is free, so a slow FCM applies back-pressure to the delivery workers. Returned futures complete on a
+ * Netty I/O thread: continuations must not block.
  *
  * <p>Answers: see {@link FcmErrors} for how FCM errors map to rejected or failed. A transport error
  * or timeout is a transient failure. An app without FCM credentials is a permanent rejection (retrying
@@ -64,11 +63,9 @@ public final class FcmProvider implements PushProvider {
     private final Duration expirationMargin;
     private final int maxInFlight;
     private final Semaphore inFlight;
-    private final HttpClient http;
+    private final PushHttpClient http;
     private final ExecutorService tokenRefresher = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<UUID, AppClient> apps = new ConcurrentHashMap<>();
-    private final AtomicReference<CompletableFuture<Void>> firstExchange = new AtomicReference<>();
-    private volatile boolean connected;
 
     private FcmProvider(Builder b) {
         this.credentialSource = b.credentialSource;
@@ -78,10 +75,7 @@ public final class FcmProvider implements PushProvider {
         this.expirationMargin = b.expirationMargin;
         this.maxInFlight = b.maxInFlight;
         this.inFlight = new Semaphore(b.maxInFlight);
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_2)
-                .connectTimeout(b.connectTimeout)
-                .build();
+        this.http = new PushHttpClient("fcm", b.connectTimeout, b.requestTimeout, null);
     }
 
     /** A provider reading each app's credentials from {@code credentials}, with the defaults of {@link FcmProperties}. */
@@ -154,46 +148,27 @@ public final class FcmProvider implements PushProvider {
 
     private void post(AppClient app, Map<String, List<String>> metadata, byte[] body,
                       CompletableFuture<DeliveryResult> result) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(app.sendUri)
-                .timeout(requestTimeout)
-                .header("Content-Type", "application/json; charset=UTF-8")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        metadata.forEach((name, values) -> values.forEach(v -> builder.header(name, v)));
-        HttpRequest request = builder.build();
-        if (connected) {
-            exchange(request, result);
-            return;
-        }
-        // Until one exchange has set up the HTTP/2 connection, requests wait for it instead of each
-        // opening a connection of their own (a burst at start would otherwise open hundreds).
-        CompletableFuture<Void> gate = new CompletableFuture<>();
-        CompletableFuture<Void> first = firstExchange.compareAndExchange(null, gate);
-        if (first == null) {
-            exchange(request, result).whenComplete((response, error) -> {
-                if (error == null) connected = true;
-                else firstExchange.set(null);
-                gate.complete(null);
-            });
-        } else {
-            first.whenComplete((v, e) -> exchange(request, result));
-        }
-    }
-
-    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpRequest request, CompletableFuture<DeliveryResult> result) {
-        CompletableFuture<HttpResponse<byte[]>> response = http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
-        response.whenComplete((r, error) -> {
+        // The client pools connections itself: a burst at start waits for the first HTTP/2 connection
+        // instead of each request opening one.
+        List<String> headers = new java.util.ArrayList<>(8);
+        headers.add("content-type");
+        headers.add("application/json; charset=UTF-8");
+        metadata.forEach((name, values) -> values.forEach(v -> {
+            headers.add(name.toLowerCase(Locale.ROOT));
+            headers.add(v);
+        }));
+        http.post(app.sendUri, headers.toArray(String[]::new), body).whenComplete((response, error) -> {
             try {
-                result.complete(error == null ? answer(r) : transportFailure(error));
+                result.complete(error == null ? answer(response) : transportFailure(error));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
         });
-        return response;
     }
 
-    private static DeliveryResult answer(HttpResponse<byte[]> response) {
-        if (response.statusCode() == 200) return new DeliveryResult.Accepted(messageName(response.body()));
-        return FcmErrors.map(response.statusCode(), response.headers(), response.body(), Instant.now());
+    private static DeliveryResult answer(PushHttpClient.Response response) {
+        if (response.status() == 200) return new DeliveryResult.Accepted(messageName(response.body()));
+        return FcmErrors.map(response.status(), response.retryAfter(), response.body(), Instant.now());
     }
 
     private static String messageName(byte[] body) {
@@ -205,11 +180,13 @@ public final class FcmProvider implements PushProvider {
         }
     }
 
-    private static DeliveryResult transportFailure(Throwable error) {
+    private DeliveryResult transportFailure(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        String kind = cause instanceof HttpTimeoutException ? "timeout" : "transport";
-        return new DeliveryResult.Failed(kind + ": " + cause.getClass().getSimpleName()
-                + (cause.getMessage() == null ? "" : " " + cause.getMessage()), null);
+        if (cause instanceof PushHttpClient.RequestTimeout) {
+            return new DeliveryResult.Failed("timeout: no answer within " + requestTimeout.toMillis() + " ms", null);
+        }
+        return new DeliveryResult.Failed("transport: " + (cause instanceof PushHttpClient.RequestFailure
+                ? cause.getMessage() : cause.getClass().getSimpleName()), null);
     }
 
     private static DeliveryResult tokenFailure(Throwable failure) {

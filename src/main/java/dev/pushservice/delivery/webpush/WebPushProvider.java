@@ -5,33 +5,33 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
-import java.io.IOException;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
+import dev.pushservice.delivery.http.PushHttpClient;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Base64;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
  * The {@link PushProvider} for {@code web} devices: encrypts each message for its subscription
  * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app and push-service
- * origin) and POSTs it to the subscription's endpoint (RFC 8030) over one shared JDK
- * {@link HttpClient} (HTTP/2 where the push service offers it, else HTTP/1.1).
+ * origin) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushHttpClient}:
+ * HTTP/2 where the push service offers it (ALPN {@code h2}), requests to one origin multiplexed
+ * over few connections, else HTTP/1.1.
  *
  * <p>Headers: {@code TTL} always (the message's, else {@code push.webpush.default-ttl}),
  * {@code Urgency} per {@link #urgency}, {@code Topic} from {@code collapse_id} per {@link #topic},
@@ -49,10 +49,11 @@ import java.util.regex.Pattern;
  * before anything is sent.
  *
  * <p>Thread-safe and long-lived: build one per process. Encryption runs on the caller's thread;
- * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers, so a slow
- * push service slows the caller down instead of queueing unbounded work. The returned future
- * completes on an internal virtual thread; it never depends on the common {@code ForkJoinPool}, so
- * calling {@code send} from any thread is safe.
+ * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers (or a
+ * connection), so a slow push service slows the caller down instead of queueing unbounded work.
+ * The returned future completes on a Netty I/O thread, after the request's slot is freed:
+ * continuations must not block. Nothing depends on the common {@code ForkJoinPool}, so calling
+ * {@code send} from any thread is safe.
  */
 public final class WebPushProvider implements PushProvider {
 
@@ -63,23 +64,17 @@ public final class WebPushProvider implements PushProvider {
     private final WebPushProperties properties;
     private final VapidTokens tokens;
     private final Semaphore inFlight;
-    private final HttpClient client;
-    private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
+    private final PushHttpClient client;
 
-    // Each request is a blocking send on its own virtual thread (bounded by inFlight), not
-    // HttpClient.sendAsync: sendAsync completes its futures on the common ForkJoinPool, so callers
-    // blocked in send() on common-pool threads (one worker on a 2-core machine) could starve the very
-    // completions that would free their slots, a deadlock seen in testing.
+    // Slots are freed on the client's I/O threads, never on the common ForkJoinPool, so callers
+    // blocked in send() on common-pool threads (one worker on a 2-core machine) cannot starve the
+    // very completions that would free their slots (a deadlock once seen with HttpClient.sendAsync).
     private WebPushProvider(Builder builder) {
         this.credentials = builder.credentials;
         this.properties = builder.properties;
         this.tokens = new VapidTokens(builder.clock, properties.subject());
         this.inFlight = new Semaphore(properties.maxInFlight());
-        this.client = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_2)
-                .connectTimeout(properties.connectTimeout())
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        this.client = new PushHttpClient("webpush", properties.connectTimeout(), properties.requestTimeout(), builder.trusted);
         CryptoProviders.description(); // logs once, at start, which crypto provider is in use
     }
 
@@ -118,21 +113,13 @@ public final class WebPushProvider implements PushProvider {
         String authorization = tokens.authorization(message.appId(), keys.get().version(), keys.get().credentials(),
                 subscription.origin());
 
-        HttpRequest.Builder request = HttpRequest.newBuilder(subscription.endpoint())
-                // Plain http (local testing only) stays on HTTP/1.1 rather than attempting an h2c upgrade.
-                .version(subscription.endpoint().getScheme().equalsIgnoreCase("https")
-                        ? HttpClient.Version.HTTP_2 : HttpClient.Version.HTTP_1_1)
-                .timeout(properties.requestTimeout())
-                .header("TTL", Long.toString(ttlSeconds(message)))
-                .header("Urgency", urgency(message))
-                .header("Content-Encoding", "aes128gcm")
-                .header("Content-Type", "application/octet-stream")
-                .header("Authorization", authorization)
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         String topic = topic(message.collapseId());
-        if (topic != null) {
-            request.header("Topic", topic);
-        }
+        String ttl = Long.toString(ttlSeconds(message));
+        String[] headers = topic == null
+                ? new String[] {"ttl", ttl, "urgency", urgency(message), "content-encoding", "aes128gcm",
+                        "content-type", "application/octet-stream", "authorization", authorization}
+                : new String[] {"ttl", ttl, "urgency", urgency(message), "content-encoding", "aes128gcm",
+                        "content-type", "application/octet-stream", "authorization", authorization, "topic", topic};
 
         try {
             inFlight.acquire();
@@ -142,17 +129,12 @@ public final class WebPushProvider implements PushProvider {
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
-            senders.execute(() -> {
+            client.post(subscription.endpoint(), headers, body).whenComplete((response, error) -> {
+                inFlight.release();
                 try {
-                    result.complete(result(client.send(request.build(), HttpResponse.BodyHandlers.ofString()), subscription));
-                } catch (IOException e) {
-                    result.complete(transportFailure(e));
-                } catch (InterruptedException e) {
-                    result.complete(new DeliveryResult.Failed("interrupted while sending (shutting down)", null));
+                    result.complete(error == null ? result(response, subscription) : transportFailure(error));
                 } catch (RuntimeException e) {
                     result.completeExceptionally(e);
-                } finally {
-                    inFlight.release();
                 }
             });
         } catch (RuntimeException e) {
@@ -167,10 +149,20 @@ public final class WebPushProvider implements PushProvider {
         return properties.maxInFlight() - inFlight.availablePermits();
     }
 
-    /** Waits for requests already sent to finish, then stops the HTTP client. */
+    /**
+     * Waits for requests already sent to finish (at most the request timeout, after which they
+     * have failed anyway), then closes the connections.
+     */
     @Override
     public void close() {
-        senders.close();
+        int max = properties.maxInFlight();
+        try {
+            if (inFlight.tryAcquire(max, properties.requestTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS)) {
+                inFlight.release(max);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         client.close();
     }
 
@@ -216,27 +208,30 @@ public final class WebPushProvider implements PushProvider {
         return message.ttlSeconds() != null ? Math.max(0, message.ttlSeconds()) : properties.defaultTtl().toSeconds();
     }
 
-    static DeliveryResult result(HttpResponse<String> response, WebPushSubscription subscription) {
-        int status = response.statusCode();
+    static DeliveryResult result(PushHttpClient.Response response, WebPushSubscription subscription) {
+        int status = response.status();
         return switch (status) {
-            case 200, 201, 202 -> new DeliveryResult.Accepted(response.headers().firstValue("Location").orElse(null));
+            case 200, 201, 202 -> new DeliveryResult.Accepted(response.location());
             case 404, 410 -> new DeliveryResult.Rejected(
                     "push service says the subscription is gone (HTTP " + status + ")", true, null);
             case 413 -> new DeliveryResult.Rejected("push service says the payload is too large (HTTP 413)", false, null);
-            case 408, 425, 429 -> new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response));
+            case 408, 425, 429 -> new DeliveryResult.Failed("push service answered HTTP " + status,
+                    retryAfter(response.retryAfter()));
             default -> status >= 500 || status < 200 || (status >= 300 && status < 400)
-                    ? new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response))
+                    ? new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response.retryAfter()))
                     : new DeliveryResult.Rejected("push service refused the message (HTTP " + status + ")"
-                            + detail(response.body(), subscription), false, null);
+                            + detail(new String(response.body(), StandardCharsets.UTF_8), subscription), false, null);
         };
     }
 
-    private static DeliveryResult transportFailure(IOException error) {
-        if (error instanceof HttpTimeoutException) {
+    private static DeliveryResult transportFailure(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof PushHttpClient.RequestTimeout) {
             return new DeliveryResult.Failed("push service did not answer in time", null);
         }
-        // Exception messages are left out: they may carry the endpoint, which is a capability.
-        return new DeliveryResult.Failed("could not reach the push service (" + error.getClass().getSimpleName() + ")", null);
+        // Only the client's own descriptions are shown: other messages may carry the endpoint, a capability.
+        String why = cause instanceof PushHttpClient.RequestFailure ? cause.getMessage() : cause.getClass().getSimpleName();
+        return new DeliveryResult.Failed("could not reach the push service (" + why + ")", null);
     }
 
     /** The push service's explanation (e.g. FCM's "VAPID credentials mismatch"), short and without the endpoint. */
@@ -254,16 +249,16 @@ public final class WebPushProvider implements PushProvider {
     }
 
     /** {@code Retry-After} as delta-seconds or an HTTP-date; null when absent or unparseable. */
-    static Duration retryAfter(HttpResponse<?> response) {
-        Optional<String> value = response.headers().firstValue("Retry-After").map(String::strip);
-        if (value.isEmpty() || value.get().isEmpty()) {
+    static Duration retryAfter(String header) {
+        String value = header == null ? "" : header.strip();
+        if (value.isEmpty()) {
             return null;
         }
         try {
-            return Duration.ofSeconds(Math.max(0, Long.parseLong(value.get())));
+            return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
         } catch (NumberFormatException notSeconds) {
             try {
-                ZonedDateTime at = ZonedDateTime.parse(value.get(), DateTimeFormatter.RFC_1123_DATE_TIME);
+                ZonedDateTime at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME);
                 Duration wait = Duration.between(java.time.Instant.now(), at.toInstant());
                 return wait.isNegative() ? Duration.ZERO : wait;
             } catch (DateTimeParseException notDate) {
@@ -281,6 +276,7 @@ public final class WebPushProvider implements PushProvider {
         private final CredentialSource<VapidKeys> credentials;
         private WebPushProperties properties = WebPushProperties.defaults();
         private Clock clock = Clock.systemUTC();
+        private List<X509Certificate> trusted = List.of();
 
         private Builder(CredentialSource<VapidKeys> credentials) {
             this.credentials = Objects.requireNonNull(credentials, "credentials");
@@ -294,6 +290,15 @@ public final class WebPushProvider implements PushProvider {
         /** The clock VAPID token lifetimes are measured with. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Trust these CA certificates for {@code https} push services instead of the JDK's default
+         * trust store (tests and local peers; production uses the default).
+         */
+        public Builder trustedCertificates(Collection<X509Certificate> certificates) {
+            this.trusted = List.copyOf(certificates);
             return this;
         }
 

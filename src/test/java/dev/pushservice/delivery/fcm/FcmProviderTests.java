@@ -425,6 +425,26 @@ class FcmProviderTests {
     }
 
     @Test
+    void aBurstAtStartSharesOneHttp2Connection() throws Exception {
+        try (LocalFcmServer fresh = new LocalFcmServer(0).start()) {
+            LocalServiceAccount sa = LocalServiceAccount.registeredWith(fresh, "burst-project");
+            try (FcmProvider p = FcmProvider.builder(fixed(sa.credentials(fresh.tokenUri())))
+                    .baseUrl(fresh.baseUrl()).maxInFlight(500).build()) {
+                List<CompletableFuture<DeliveryResult>> sent = new ArrayList<>();
+                for (int i = 0; i < 300; i++) {
+                    sent.add(p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
+                }
+                for (CompletableFuture<DeliveryResult> f : sent) {
+                    assertThat(f.get(20, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+                }
+                assertThat(fresh.http2Sends()).isEqualTo(300);
+                // one connection for the token endpoint (google-auth's HTTP/1.1), one for all 300 sends
+                assertThat(fresh.connections()).isLessThanOrEqualTo(2);
+            }
+        }
+    }
+
+    @Test
     void messageForAnotherPlatformIsMisuse() {
         PushMessage ios = new PushMessage(appId, null, null, Platform.IOS, "abc", "t", "b", null, null, null, null,
                 null, null, null, null, null, false, null, null, null);

@@ -361,6 +361,169 @@ class WebPushProviderTests {
     }
 
     @Test
+    void cleartextEndpointsAreSentOverHttp2ByPriorKnowledgeOnOneConnection() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        List<CompletableFuture<DeliveryResult>> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            sent.add(provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
+        }
+        for (CompletableFuture<DeliveryResult> f : sent) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+        }
+        assertThat(receiver.requestCount("h2c")).isEqualTo(50);
+        assertThat(receiver.connectionCount()).as("50 requests multiplexed on one connection").isEqualTo(1);
+        assertThat(receiver.received(subscriber.id())).allSatisfy(r -> assertThat(r.plaintext()).isNotNull());
+        assertThat(receiver.problems()).isEmpty();
+    }
+
+    @Test
+    void httpsEndpointsNegotiateHttp2WithAlpn() throws Exception {
+        try (WebPushProvider tls = WebPushProvider.builder(credentials).properties(LOCAL)
+                .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
+            Subscriber subscriber = receiver.subscribeTls();
+            DeliveryResult result = tls.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.HIGH, 60, "t1"))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(result).isInstanceOfSatisfying(DeliveryResult.Accepted.class,
+                    a -> assertThat(a.providerId()).startsWith(receiver.tlsOrigin() + "/message/"));
+            Received push = receiver.received(subscriber.id()).getFirst();
+            assertThat(push.protocol()).isEqualTo("h2");
+            assertThat(push.claims().path("aud").asString()).isEqualTo(receiver.tlsOrigin());
+            assertThat(push.header("Urgency")).isEqualTo("high");
+            assertThat(push.header("TTL")).isEqualTo("60");
+            assertThat(push.header("Topic")).isEqualTo("t1");
+            assertThat(JSON.readTree(push.plaintextString()).path("title").asString()).isEqualTo("Hello");
+            assertThat(receiver.problems()).isEmpty();
+        }
+    }
+
+    @Test
+    void untrustedCertificateIsATransportFailure() throws Exception {
+        Subscriber subscriber = receiver.subscribeTls();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                        f -> assertThat(f.reason()).contains("could not reach").contains("TLS"));
+        assertThat(receiver.requestCount()).isZero();
+    }
+
+    @Test
+    void anHttp1OnlyPushServiceIsSpokenToInHttp1() throws Exception {
+        try (LocalWebPushReceiver old = LocalWebPushReceiver.startHttp1Only();
+             WebPushProvider tls = WebPushProvider.builder(credentials).properties(LOCAL)
+                     .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
+            Subscriber cleartext = old.subscribe();
+            Subscriber secure = old.subscribeTls();
+            for (int i = 0; i < 3; i++) {
+                assertThat(tls.send(message(cleartext, InterruptionLevel.ACTIVE, Priority.NORMAL, null, "c")).get(10, TimeUnit.SECONDS))
+                        .isInstanceOf(DeliveryResult.Accepted.class);
+                assertThat(tls.send(message(secure, InterruptionLevel.ACTIVE, Priority.NORMAL, null, "s")).get(10, TimeUnit.SECONDS))
+                        .isInstanceOf(DeliveryResult.Accepted.class);
+            }
+            assertThat(old.requestCount("http/1.1")).isEqualTo(6);
+            assertThat(old.received(cleartext.id())).hasSize(3).allSatisfy(r -> {
+                assertThat(r.plaintext()).isNotNull();
+                assertThat(r.header("Topic")).isEqualTo("c");
+            });
+            assertThat(old.received(secure.id())).hasSize(3)
+                    .allSatisfy(r -> assertThat(r.claims().path("aud").asString()).isEqualTo(old.tlsOrigin()));
+            assertThat(old.problems()).isEmpty();
+        }
+    }
+
+    @Test
+    void moreRequestsThanTheServerAllowsStreamsOpenAnotherConnection() throws Exception {
+        receiver.maxConcurrentStreams(10);
+        try (WebPushProvider bounded = WebPushProvider.builder(credentials).properties(LOCAL.withMaxInFlight(100)).build()) {
+            Subscriber subscriber = receiver.subscribe();
+            receiver.hold();
+            List<CompletableFuture<DeliveryResult>> sent = new java.util.ArrayList<>();
+            for (int i = 0; i < 25; i++) {
+                sent.add(bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (receiver.requestCount() < 25 && System.nanoTime() < deadline) Thread.sleep(20);
+            assertThat(receiver.requestCount()).isEqualTo(25);
+            assertThat(receiver.connectionCount()).as("10 streams per connection: 3 connections for 25").isEqualTo(3);
+            assertThat(bounded.inFlight()).isEqualTo(25);
+
+            receiver.release();
+            for (CompletableFuture<DeliveryResult> f : sent) {
+                assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+            }
+            assertThat(bounded.inFlight()).isZero();
+            assertThat(receiver.problems()).isEmpty();
+        }
+    }
+
+    @Test
+    void anUnansweredRequestTimesOutAndTheConnectionStaysUsable() throws Exception {
+        WebPushProperties quick = new WebPushProperties("mailto:ops@example.com", true, 10, null,
+                Duration.ofMillis(500), null);
+        try (WebPushProvider impatient = WebPushProvider.builder(credentials).properties(quick).build()) {
+            Subscriber subscriber = receiver.subscribe();
+            receiver.hold();
+            DeliveryResult result = impatient.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                    f -> assertThat(f.reason()).isEqualTo("push service did not answer in time"));
+            assertThat(impatient.inFlight()).isZero();
+
+            receiver.release();
+            assertThat(impatient.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
+                    .get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+            assertThat(receiver.connectionCount()).as("the stream was reset, the connection kept").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aGoawayLetsRequestsInFlightFinishAndNewOnesTakeANewConnection() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOf(DeliveryResult.Accepted.class);
+        receiver.hold();
+        CompletableFuture<DeliveryResult> inFlight = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        awaitRequests(2);
+
+        Thread closing = Thread.ofVirtual().start(receiver::closeConnections); // GOAWAY, then waits for the held stream
+        Thread.sleep(300);
+        CompletableFuture<DeliveryResult> after = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        awaitRequests(3);
+        assertThat(receiver.connectionCount()).as("the request after the GOAWAY went to a new connection").isEqualTo(2);
+        receiver.release();
+        assertThat(inFlight.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+        assertThat(after.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
+        closing.join(10_000);
+        assertThat(receiver.problems()).isEmpty();
+    }
+
+    @Test
+    void aDroppedConnectionFailsItsRequestsAsTransientAndTheNextSendReconnects() throws Exception {
+        Subscriber subscriber = receiver.subscribe();
+        receiver.hold();
+        List<CompletableFuture<DeliveryResult>> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            sent.add(provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
+        }
+        awaitRequests(3);
+        receiver.dropConnections();
+        for (CompletableFuture<DeliveryResult> f : sent) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                    r -> assertThat(r.reason()).contains("could not reach").doesNotContain(subscriber.id()));
+        }
+        assertThat(provider.inFlight()).isZero();
+        receiver.release();
+        receiver.reset();
+        assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
+                .isInstanceOf(DeliveryResult.Accepted.class);
+        assertThat(receiver.connectionCount()).isEqualTo(2);
+    }
+
+    private void awaitRequests(long n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (receiver.requestCount() < n && System.nanoTime() < deadline) Thread.sleep(10);
+        assertThat(receiver.requestCount()).isEqualTo(n);
+    }
+
+    @Test
     void receiverRefusesAForgedVapidTokenAndAnUndecryptableBody() throws Exception {
         // Guards the checks the other tests rely on: the receiver must not accept just anything.
         Subscriber subscriber = receiver.subscribe();

@@ -2,7 +2,7 @@
 # Registration benchmark: the service on its embedded PostgreSQL, wrk at concurrency 64 posting
 # /v1/devices/register with 50% fresh and 50% repeated tokens. Prints requests/s, p50/p99, and the
 # CPU each registration cost the service, its PostgreSQL and wrk (from /proc).
-# Usage: [WARMUP=30] [PUSH_DB_POOL_SIZE=32] bench/registration.sh [seconds=30] [repeat-percent=50]
+# Usage: [WARMUP=30] [PUSH_DB_POOL_SIZE=n] bench/registration.sh [seconds=30] [repeat-percent=50]
 source "$(dirname "$0")/lib.sh"
 DURATION=${1:-30}
 WARMUP=${WARMUP:-30}
@@ -14,7 +14,7 @@ trap 'stop_service; rm -rf "$DATA"' EXIT
 need_wrk
 build_jar
 start_service "$PORT" "$DATA" PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 \
-  PUSH_DB_POOL_SIZE="${PUSH_DB_POOL_SIZE:-32}"
+  ${PUSH_DB_POOL_SIZE:+PUSH_DB_POOL_SIZE=$PUSH_DB_POOL_SIZE}
 KEY=$(bootstrap_key "$DATA" public)
 
 echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."

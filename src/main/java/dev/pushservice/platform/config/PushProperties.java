@@ -75,7 +75,7 @@ public record PushProperties(
      */
     public record Database(int poolSize, Duration connectionTimeout, Duration startupWait) {
         public Database {
-            if (poolSize <= 0) poolSize = 20;
+            if (poolSize <= 0) poolSize = 10;
             if (connectionTimeout == null) connectionTimeout = Duration.ofSeconds(5);
             if (startupWait == null) startupWait = Duration.ofSeconds(30);
         }

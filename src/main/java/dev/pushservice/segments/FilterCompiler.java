@@ -8,21 +8,22 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.stereotype.Component;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Turns a {@link Filter} into parameterised SQL over a device row {@code d} ({@code devices}) and
- * its user {@code u} ({@code users}): a predicate, plus one {@code LEFT JOIN} of
- * {@code device_event_last} per event kind the filter names (its primary key makes each join match
- * at most one row per device, so no device is counted twice). The one place that knows how
- * filters map to SQL: segment estimates and notification audiences both embed its output, so they
- * always agree.
+ * Turns a {@link Filter} into parameterised SQL over a device row {@code d} ({@code devices}): a
+ * predicate, plus the {@code LEFT JOIN}s it reads. The one place that knows how filters map to
+ * SQL: segment estimates and notification audiences both embed its output, so they always agree.
  *
  * <p>Only fixed SQL text comes from here; every user-supplied value (tag keys, tag values, event
  * names, timestamps, list values) is a named parameter. Callers embed the output like this, with
@@ -31,44 +32,77 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <pre>{@code
  * Compiled c = compiler.compile(appId, filter);
- * jdbc.sql("select count(*) from devices d join users u on u.id = d.user_id " + c.joins()
+ * jdbc.sql("select count(*) from devices d " + c.joins()
  *          + " where d.app_id = :app and d.enabled and d.invalidated_at is null and (" + c.predicate() + ")")
  *     .param("app", appId).params(c.params()).query(Long.class).single();
  * }</pre>
  *
- * <p>When {@link Compiled#usesUser()} is false the predicate does not mention {@code u}, and the
- * join to {@code users} may be replaced by {@code d.user_id is not null} (every active device has a
- * user), which saves a hash join over all users. Why joins rather than {@code EXISTS}: under an
- * {@code any} group PostgreSQL runs a correlated {@code EXISTS} once per device, serially; a hash
- * join reads the event rows once, in parallel.
+ * <p>The predicate selects a device when the filter is true for it; it must only be used that way
+ * (in a {@code WHERE} clause, never negated), which is what lets the forms below treat "unknown"
+ * like "false". A device without a user never matches.
+ *
+ * <p>How each part reads the other tables, and why (measured on 1,000,000 devices, bench/README.md):
+ * <ul>
+ * <li>Events: one {@code LEFT JOIN} of {@code device_event_last} per event key and day window, the
+ * window inside the join condition, so PostgreSQL reads only the rows in the window once, into a
+ * parallel hash shared by its workers. Its primary key makes each join match at most one row per
+ * device. {@code exists}/{@code within_days} test that the join found a row, {@code not_exists} and
+ * {@code not_within_days} that it found none.
+ * <li>The device's user (tags, and locale or time zone when the device has none): the set of the
+ * app's users that satisfy the condition, {@code d.user_id in (select …)}. Uncorrelated, so
+ * PostgreSQL hashes the set once per process and probes it only for the devices that reach the
+ * condition: under an {@code any}, a branch that already failed on a device column costs nothing
+ * more, where a join would be probed for every device. Under an {@code all} at the top, PostgreSQL
+ * turns the same text into a semi-join. A hashed set must fit in memory: when {@code users} holds
+ * more than {@value #HASHED_USERS_LIMIT} rows (planner statistics), each set is a
+ * {@code LEFT JOIN} instead, which PostgreSQL can spill to disk ({@link UserSets}).
+ * <li>An {@code any} group is {@code coalesce((… or …), false)}: PostgreSQL would otherwise copy the
+ * device-column parts of the branches into the device scan as an extra filter, evaluating them and
+ * building the hashed sets twice.
+ * </ul>
  *
  * <p>Day windows ({@code within_days}) are resolved to an instant when compiling (start of the day
  * N days ago in the app's time zone), so run the query soon after compiling. To combine several
- * filters in one statement, give each a different prefix: it prefixes parameter names and join
- * aliases. Thread-safe.
+ * filters in one statement, give each a different prefix: it prefixes parameter names and aliases.
+ * Thread-safe.
  */
 @Component
 public class FilterCompiler {
 
     /**
-     * Compiled SQL. {@code joins} (possibly empty) goes after the devices/users join, the
-     * {@code predicate} into the {@code WHERE} clause, in parentheses; both refer to {@code d} and {@code u}.
-     *
-     * @param usesUser whether the predicate reads {@code u} (tags, locale or time zone fallback)
+     * Compiled SQL. {@code joins} (possibly empty) goes after {@code devices d}, the {@code predicate}
+     * into the {@code WHERE} clause, in parentheses; both refer to {@code d}.
      */
-    public record Compiled(String joins, String predicate, Map<String, Object> params, boolean usesUser) {
+    public record Compiled(String joins, String predicate, Map<String, Object> params) {
         public Compiled {
             params = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(params));
         }
     }
 
+    /** How conditions on the device's user reach {@code users}. */
+    enum UserSets {
+        /** {@code d.user_id in (select …)}: hashed in memory, probed only where needed (see the class comment) */
+        HASHED,
+        /** {@code LEFT JOIN (select …)}: probed for every device, but a hash join can spill to disk */
+        JOINED
+    }
+
+    /**
+     * Above this many rows in {@code users} (all apps), user sets are joined rather than hashed. A
+     * hashed set of one user costs about 40 bytes (more than work_mem allows, PostgreSQL would
+     * re-read the set for every device instead), and each parallel worker builds its own.
+     */
+    static final long HASHED_USERS_LIMIT = 1_000_000;
+
     private static final Pattern PREFIX = Pattern.compile("[a-z][a-z0-9_]{0,20}");
 
     private final AppSettingsService settings;
+    private final SegmentRepository segments;
     private final JsonMapper json;
 
-    FilterCompiler(AppSettingsService settings, JsonMapper json) {
+    FilterCompiler(AppSettingsService settings, SegmentRepository segments, JsonMapper json) {
         this.settings = settings;
+        this.segments = segments;
         this.json = json;
     }
 
@@ -82,23 +116,28 @@ public class FilterCompiler {
      * are {@code <prefix>_<n>}. {@code prefix} is code, not input: lower-case letters, digits, {@code _}.
      */
     public Compiled compile(UUID appId, Filter filter, String prefix) {
-        if (!PREFIX.matcher(prefix).matches()) throw new IllegalArgumentException("bad parameter prefix: " + prefix);
-        ZoneId zone = needsZone(filter) ? ZoneId.of(settings.read(appId).timezone()) : ZoneOffset.UTC;
-        Builder b = new Builder(prefix, zone, Instant.now(), json);
-        String predicate = b.filter(filter);
-        String joins = b.eventJoins.entrySet().stream()
-                .map(e -> "left join device_event_last " + e.getValue() + " on " + e.getValue() + ".app_id = d.app_id and "
-                        + e.getValue() + ".event_key = " + b.param(e.getKey()) + " and " + e.getValue() + ".device_id = d.id")
-                .collect(Collectors.joining(" "));
-        return new Compiled(joins, predicate, b.params, b.usesUser);
+        UserSets userSets = usesUsers(filter) && segments.estimatedUsers() > HASHED_USERS_LIMIT ? UserSets.JOINED : UserSets.HASHED;
+        return compile(appId, filter, prefix, userSets);
     }
 
-    /** Rough per-row cost rank of evaluating a filter, for ordering the children of a group. */
+    /** {@link #compile(UUID, Filter, String)} with the user-set form chosen by the caller (tests run both). */
+    Compiled compile(UUID appId, Filter filter, String prefix, UserSets userSets) {
+        if (!PREFIX.matcher(prefix).matches()) throw new IllegalArgumentException("bad parameter prefix: " + prefix);
+        ZoneId zone = needsZone(filter) ? ZoneId.of(settings.read(appId).timezone()) : ZoneOffset.UTC;
+        Builder b = new Builder(prefix, appId, zone, Instant.now(), json, userSets);
+        String predicate = "d.user_id is not null and " + b.filter(filter);
+        return new Compiled(String.join(" ", b.joins), predicate, b.params);
+    }
+
+    /**
+     * Rough per-row cost rank of evaluating a filter, for ordering the children of a group: a test
+     * on a joined event row, then device columns, then user sets (a hash probe, the set built on first use).
+     */
     private static int cost(Filter f) {
         return switch (f) {
             case Condition c -> switch (c.field().kind()) {
-                case PLATFORM, ENABLED, CREATED_AT, LAST_SEEN_AT, APP_VERSION -> 0;
-                case EVENT, CUSTOM_EVENT -> 1;
+                case PLATFORM, ENABLED, CREATED_AT, LAST_SEEN_AT, EVENT, CUSTOM_EVENT -> 0;
+                case APP_VERSION -> 1;
                 case LOCALE, TIMEZONE -> 2;
                 case TAG -> 3;
             };
@@ -113,21 +152,41 @@ public class FilterCompiler {
         };
     }
 
+    private static boolean usesUsers(Filter f) {
+        return switch (f) {
+            case Condition c -> switch (c.field().kind()) {
+                case TAG, LOCALE, TIMEZONE -> true;
+                default -> false;
+            };
+            case Group g -> g.children().stream().anyMatch(FilterCompiler::usesUsers);
+        };
+    }
+
+    /** One join of {@code device_event_last}: an event key, and the start of its window (null: any time). */
+    private record EventJoin(String key, Instant since) {
+    }
+
     private static final class Builder {
         final String prefix;
+        final UUID appId;
         final ZoneId zone;
         final Instant now;
         final JsonMapper json;
+        final UserSets userSets;
         final Map<String, Object> params = new LinkedHashMap<>();
-        /** event key → join alias, one join per key however often the filter names it */
-        final Map<String, String> eventJoins = new LinkedHashMap<>();
-        boolean usesUser;
+        final List<String> joins = new ArrayList<>();
+        /** one join per event key and window however often the filter names them */
+        final Map<EventJoin, String> eventJoins = new LinkedHashMap<>();
+        int userSetCount;
+        String appParam;
 
-        Builder(String prefix, ZoneId zone, Instant now, JsonMapper json) {
+        Builder(String prefix, UUID appId, ZoneId zone, Instant now, JsonMapper json, UserSets userSets) {
             this.prefix = prefix;
+            this.appId = appId;
             this.zone = zone;
             this.now = now;
             this.json = json;
+            this.userSets = userSets;
         }
 
         /** Adds a parameter and returns its placeholder. */
@@ -139,10 +198,13 @@ public class FilterCompiler {
 
         String filter(Filter f) {
             return switch (f) {
-                // PostgreSQL evaluates the and/or inside one expression in the order written, stopping
-                // early: cheap device columns first, user tags (a jsonb test per row) last
-                case Group g -> g.children().stream().sorted(java.util.Comparator.comparingInt(FilterCompiler::cost))
-                        .map(this::filter).collect(Collectors.joining(g.all() ? " and " : " or ", "(", ")"));
+                // PostgreSQL evaluates the and/or inside one expression in the order written, stopping early
+                case Group g -> {
+                    String children = g.children().stream().sorted(Comparator.comparingInt(FilterCompiler::cost))
+                            .map(this::filter).collect(Collectors.joining(g.all() ? " and " : " or "));
+                    // null is false here (the predicate is only ever a WHERE condition): see the class comment
+                    yield g.all() ? "(" + children + ")" : "coalesce((" + children + "), false)";
+                }
                 case Condition c -> condition(c);
             };
         }
@@ -151,8 +213,8 @@ public class FilterCompiler {
             Operator op = c.operator();
             return switch (c.field().kind()) {
                 case PLATFORM -> compare("d.platform", op, c.value());
-                case LOCALE -> user(compare("coalesce(d.locale, u.locale)", op, c.value()));
-                case TIMEZONE -> user(compare("coalesce(d.timezone, u.timezone)", op, c.value()));
+                case LOCALE -> deviceOrUser("locale", op, c.value());
+                case TIMEZONE -> deviceOrUser("timezone", op, c.value());
                 case ENABLED -> compare("d.enabled", op, c.value());
                 case CREATED_AT -> compare("d.created_at", op, c.value());
                 case LAST_SEEN_AT -> compare("d.last_seen_at", op, c.value());
@@ -160,7 +222,7 @@ public class FilterCompiler {
                 case APP_VERSION -> op.isRange()
                         ? "d.app_version_key " + sqlOperator(op) + " segment_version_key(cast(" + param(c.value()) + " as text))"
                         : compare("d.app_version", op, c.value());
-                case TAG -> user(tag(c.field().key(), op, c.value()));
+                case TAG -> userSet(u -> tag(u, c.field().key(), op, c.value()));
                 case EVENT -> event(c.field().key(), op, c.value());
                 case CUSTOM_EVENT -> event("custom:" + c.field().key(), op, c.value());
             };
@@ -181,34 +243,66 @@ public class FilterCompiler {
             };
         }
 
-        String user(String sql) {
-            usesUser = true;
-            return sql;
+        /**
+         * {@code coalesce(d.<column>, <user's column>) <op> value}: the device's own value decides when it
+         * has one, so only devices without one read the user set.
+         */
+        String deviceOrUser(String column, Operator op, Object value) {
+            return "case when d." + column + " is not null then " + compare("d." + column, op, value)
+                    + " else " + userSet(u -> compare(u + "." + column, op, value)) + " end";
         }
 
-        String tag(String key, Operator op, Object value) {
+        /**
+         * True when the device's user is one of the app's users for whom {@code predicate} (over the
+         * alias it is given) is true. Only the app's users: a device's user always belongs to its app.
+         */
+        String userSet(Function<String, String> predicate) {
+            int n = ++userSetCount;
+            String u = prefix + "_u" + n;
+            if (appParam == null) appParam = param(appId);
+            String set = "select " + u + ".id from users " + u + " where " + u + ".app_id = " + appParam + " and " + predicate.apply(u);
+            return switch (userSets) {
+                case HASHED -> "d.user_id in (" + set + ")";
+                case JOINED -> {
+                    String s = prefix + "_s" + n;
+                    joins.add("left join (" + set + ") " + s + " on " + s + ".id = d.user_id");
+                    yield s + ".id is not null";
+                }
+            };
+        }
+
+        String tag(String u, String key, Operator op, Object value) {
             if (op == Operator.EQ) {
                 // containment of a constant is what the GIN index on users.tags (jsonb_path_ops) answers;
                 // the document is built by Jackson from the key and value, and bound as one parameter
-                return "u.tags @> cast(" + param(json.writeValueAsString(Map.of(key, value))) + " as jsonb)";
+                return u + ".tags @> cast(" + param(json.writeValueAsString(Map.of(key, value))) + " as jsonb)";
             }
-            String expr = "(u.tags ->> cast(" + param(key) + " as text))";
+            String expr = "(" + u + ".tags ->> cast(" + param(key) + " as text))";
             return switch (op) {
                 case GT, GTE, LT, LTE -> "segment_tag_number" + expr + " " + sqlOperator(op) + " " + param(value);
                 default -> compare(expr, op, value);
             };
         }
 
-        /** Conditions on the event kind's joined row: null when the device never had that event. */
+        /**
+         * Tests the join of the event key's row within the window: {@code within_days} and
+         * {@code not_within_days} share one (key, window) join, as do {@code exists} and {@code not_exists}.
+         */
         String event(String key, Operator op, Object value) {
-            String e = eventJoins.computeIfAbsent(key, k -> prefix + "_e" + (eventJoins.size() + 1));
-            return switch (op) {
-                case EXISTS -> e + ".device_id is not null";
-                case NOT_EXISTS -> e + ".device_id is null";
-                case WITHIN_DAYS -> e + ".last_at >= " + param(since((Integer) value));
-                case NOT_WITHIN_DAYS -> "(" + e + ".last_at is null or " + e + ".last_at < " + param(since((Integer) value)) + ")";
+            Instant since = switch (op) {
+                case EXISTS, NOT_EXISTS -> null;
+                case WITHIN_DAYS, NOT_WITHIN_DAYS -> since((Integer) value);
                 default -> throw new IllegalStateException(op + " on an event field");
             };
+            String e = eventJoins.computeIfAbsent(new EventJoin(key, since), this::eventJoin);
+            return e + (op == Operator.EXISTS || op == Operator.WITHIN_DAYS ? ".device_id is not null" : ".device_id is null");
+        }
+
+        String eventJoin(EventJoin j) {
+            String e = prefix + "_e" + (eventJoins.size() + 1);
+            joins.add("left join device_event_last " + e + " on " + e + ".app_id = d.app_id and " + e + ".event_key = " + param(j.key())
+                    + " and " + e + ".device_id = d.id" + (j.since() == null ? "" : " and " + e + ".last_at >= " + param(j.since())));
+            return e;
         }
 
         /** Start of the day {@code days} days before today, in the app's time zone: 0 means "today". */

@@ -39,6 +39,8 @@ class SegmentAudienceTests extends ApiTest {
     JdbcClient jdbc;
     @Autowired
     FilterCompiler compiler;
+    @Autowired
+    SegmentRepository segments;
 
     static String ios() {
         byte[] b = new byte[32];
@@ -186,6 +188,12 @@ class SegmentAudienceTests extends ApiTest {
         Map<String, Long> actual = new LinkedHashMap<>();
         expected.keySet().forEach(f -> actual.put(f, estimate(app, f)));
         assertThat(actual).containsExactlyEntriesOf(expected);
+        // the same with the user sets joined, the form used when there are too many users to hash
+        Map<String, Long> joined = new LinkedHashMap<>();
+        expected.keySet().forEach(f -> joined.put(f, segments.countAudience(app.appId(), compiler.compile(app.appId(),
+                FilterParser.parse(tools.jackson.databind.json.JsonMapper.builder().build().readTree(f), "filter"), "sf",
+                FilterCompiler.UserSets.JOINED))));
+        assertThat(joined).containsExactlyEntriesOf(expected);
     }
 
     @Test
@@ -234,16 +242,16 @@ class SegmentAudienceTests extends ApiTest {
         Filter filter = FilterParser.parse(tools.jackson.databind.json.JsonMapper.builder().build().readTree(
                 "{\"all\":[" + cond("tag.plan", "eq", "\"" + sneaky + "\"") + "," + cond("custom_event." + sneaky, "within_days", "3")
                         + "," + cond("locale", "in", "[\"" + sneaky + "\"]") + "," + cond("tag.a-b.c_d", "gt", "1") + "]}"), "filter");
-        FilterCompiler.Compiled c = compiler.compile(app.appId(), filter, "aud");
-        String sql = c.joins() + " " + c.predicate();
-        assertThat(sql).doesNotContain(sneaky).doesNotContain("drop").doesNotContain("a-b.c_d").doesNotContain("plan");
-        assertThat(c.params()).containsValue("{\"plan\":\"x'; drop table devices;--\"}").containsValue("custom:" + sneaky)
-                .containsValue(List.of(sneaky)).containsValue("a-b.c_d");
-        assertThat(c.params().keySet()).allMatch(k -> k.startsWith("aud_"));
-        assertThat(c.usesUser()).isTrue();
-        long n = jdbc.sql("select count(*) from devices d join users u on u.id = d.user_id " + c.joins()
-                        + " where d.app_id = :app and (" + c.predicate() + ")")
-                .param("app", app.appId()).params(c.params()).query(Long.class).single();
-        assertThat(n).isZero();
+        for (FilterCompiler.UserSets form : FilterCompiler.UserSets.values()) {
+            FilterCompiler.Compiled c = compiler.compile(app.appId(), filter, "aud", form);
+            String sql = c.joins() + " " + c.predicate();
+            assertThat(sql).as(form.name()).doesNotContain(sneaky).doesNotContain("drop").doesNotContain("a-b.c_d").doesNotContain("plan");
+            assertThat(c.params()).containsValue("{\"plan\":\"x'; drop table devices;--\"}").containsValue("custom:" + sneaky)
+                    .containsValue(List.of(sneaky)).containsValue("a-b.c_d");
+            assertThat(c.params().keySet()).allMatch(k -> k.startsWith("aud_"));
+            long n = jdbc.sql("select count(*) from devices d " + c.joins() + " where d.app_id = :app and (" + c.predicate() + ")")
+                    .param("app", app.appId()).params(c.params()).query(Long.class).single();
+            assertThat(n).isZero();
+        }
     }
 }

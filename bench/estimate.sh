@@ -70,12 +70,18 @@ done
 
 if [ "${EXPLAIN:-0}" = 1 ]; then
   echo
-  echo "plans (the compiled SQL, as the service runs it, for the first and third filters):"
-  $PG -c "explain (analyze, buffers, costs off) select count(*) from devices d join users u on u.id = d.user_id
-          where d.app_id = '$APP' and d.enabled and d.invalidated_at is null
-            and u.tags @> jsonb_build_object('plan'::text, 'gold'::text)"
-  $PG -c "explain (analyze, buffers, costs off) select count(*) from devices d join users u on u.id = d.user_id
-          where d.app_id = '$APP' and d.enabled and d.invalidated_at is null
-            and exists (select 1 from device_event_last e where e.app_id = d.app_id and e.event_key = 'opened'
-                        and e.device_id = d.id and e.last_at >= date_trunc('day', now()) - interval '7 days')"
+  echo "plans (the SQL FilterCompiler writes for the third and fourth filters, values inlined):"
+  $PG -c "set work_mem = '64MB'" -c "explain (analyze, buffers, costs off) select count(*) from devices d
+          left join device_event_last sf_e1 on sf_e1.app_id = d.app_id and sf_e1.event_key = 'opened' and sf_e1.device_id = d.id
+            and sf_e1.last_at >= date_trunc('day', now()) - interval '7 days'
+          where d.app_id = '$APP' and d.enabled and d.invalidated_at is null and (d.user_id is not null and sf_e1.device_id is not null)"
+  $PG -c "set work_mem = '64MB'" -c "explain (analyze, buffers, costs off) select count(*) from devices d
+          left join device_event_last sf_e1 on sf_e1.app_id = d.app_id and sf_e1.event_key = 'clicked' and sf_e1.device_id = d.id
+            and sf_e1.last_at >= date_trunc('day', now()) - interval '30 days'
+          where d.app_id = '$APP' and d.enabled and d.invalidated_at is null and (d.user_id is not null and coalesce((
+            (sf_e1.device_id is not null and d.app_version_key >= segment_version_key('3.2')
+             and case when d.locale is not null then d.locale in ('fr', 'es')
+                 else d.user_id in (select sf_u1.id from users sf_u1 where sf_u1.app_id = '$APP' and sf_u1.locale in ('fr', 'es')) end)
+            or (d.platform = 'android'
+                and d.user_id in (select sf_u2.id from users sf_u2 where sf_u2.app_id = '$APP' and sf_u2.tags @> '{\"plan\":\"platinum\"}'))), false))"
 fi

@@ -72,7 +72,7 @@ class SegmentAudienceSemanticsTests extends ApiTest {
         Population p = population(random);
         List<String> leaves = leaves(p.now());
         List<Long> counts = new ArrayList<>();
-        for (int i = 0; i < 80; i++) {
+        for (int i = 0; i < 60; i++) {
             String filter = "{\"" + (random.nextBoolean() ? "any" : "all") + "\":["
                     + IntStream.range(0, 2 + random.nextInt(3)).mapToObj(n -> tree(random, leaves, 2)).collect(Collectors.joining(",")) + "]}";
             counts.add(assertCountsAsDocumented(p, filter));

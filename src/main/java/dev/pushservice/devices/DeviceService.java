@@ -1,6 +1,7 @@
 package dev.pushservice.devices;
 
 import dev.pushservice.platform.auth.ApiPrincipal;
+import dev.pushservice.platform.db.DatabaseAdmission;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.json.TimeZones;
@@ -33,10 +34,12 @@ public class DeviceService {
     private static final UUID MIGRATION_NAMESPACE = UUID.fromString("6f1c2a53-52c5-4f5e-9d8a-4b6c0e1f7a10");
 
     private final DeviceRepository devices;
+    private final DatabaseAdmission admission;
     private final JsonMapper json;
 
-    DeviceService(DeviceRepository devices, JsonMapper json) {
+    DeviceService(DeviceRepository devices, DatabaseAdmission admission, JsonMapper json) {
         this.devices = devices;
+        this.admission = admission;
         this.json = json;
     }
 
@@ -47,13 +50,14 @@ public class DeviceService {
     Registered register(ApiPrincipal caller, Registration r, PushTokens.Checked token) {
         UUID appId = caller.appId();
         try {
-            var result = devices.register(appId, r, token, null, null);
+            var result = admission.call(() -> devices.register(appId, r, token, null, null));
             if (result.outcome() == DeviceRepository.Outcome.STAGED) {
                 // claim: the staged record fills what the registration left out and names the device
                 var staged = devices.staged(appId, result.stagedId()).orElse(null);
                 Registration effective = staged == null ? r : withStagedDefaults(r, staged);
                 UUID id = staged == null ? UUID.randomUUID() : idFor(staged);
-                result = devices.register(appId, effective, token, result.stagedId(), id);
+                var first = result;
+                result = admission.call(() -> devices.register(appId, effective, token, first.stagedId(), id));
             }
             return new Registered(result.device(), result.outcome() == DeviceRepository.Outcome.CREATED);
         } catch (RuntimeException e) {

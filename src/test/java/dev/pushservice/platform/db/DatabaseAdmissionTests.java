@@ -18,14 +18,8 @@ class DatabaseAdmissionTests {
     @Test
     void callersBeyondThePermitsWaitAndAreAdmittedInArrivalOrder() throws Exception {
         DatabaseAdmission admission = new DatabaseAdmission(1, Duration.ofSeconds(10));
-        CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = Thread.ofVirtual().start(() -> admission.call(() -> {
-            holding.countDown();
-            await(release);
-            return null;
-        }));
-        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread holder = holdThePermit(admission, release);
 
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<Thread> waiters = new ArrayList<>();
@@ -45,14 +39,8 @@ class DatabaseAdmissionTests {
     @Test
     void aCallerThatWaitsLongerThanTheTimeoutGetsA503WithRetryAfter() throws Exception {
         DatabaseAdmission admission = new DatabaseAdmission(1, Duration.ofMillis(50));
-        CountDownLatch holding = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        Thread holder = Thread.ofVirtual().start(() -> admission.call(() -> {
-            holding.countDown();
-            await(release);
-            return null;
-        }));
-        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread holder = holdThePermit(admission, release);
         assertThatThrownBy(() -> admission.call(() -> "never"))
                 .isInstanceOfSatisfying(ApiException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.SERVICE_UNAVAILABLE);
@@ -62,6 +50,18 @@ class DatabaseAdmissionTests {
         holder.join(5000);
         // the permit came back: the next caller is admitted at once
         assertThat(admission.call(() -> "ok")).isEqualTo("ok");
+    }
+
+    /** Takes the only permit on another thread and keeps it until {@code release} opens. */
+    private static Thread holdThePermit(DatabaseAdmission admission, CountDownLatch release) throws InterruptedException {
+        CountDownLatch holding = new CountDownLatch(1);
+        Thread holder = Thread.ofVirtual().start(() -> admission.call(() -> {
+            holding.countDown();
+            await(release);
+            return null;
+        }));
+        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue();
+        return holder;
     }
 
     private static void waitUntilQueued(Thread t) throws InterruptedException {

@@ -27,17 +27,7 @@ seq 1 "$DEVICES" | xargs -P 8 -I{} curl -s -X POST "http://127.0.0.1:$PORT/v1/de
   | grep -o '"device_id":"[0-9a-f-]*"' | cut -d'"' -f4 >"$DATA/devices.txt"
 echo "registered $(wc -l <"$DATA/devices.txt") devices"
 
-echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
-PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d"${WARMUP}s" -s "$ROOT/bench/events.lua" "http://127.0.0.1:$PORT" >/dev/null
-echo "measuring: ${DURATION}s, concurrency 64"
-PG=$(postmaster_pid "$DATA")
-S0=$(cpu_ticks "$SERVICE_PID"); P0=$(cpu_ticks "$PG")
-TIMEFORMAT='%U %S'
-{ time PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/events.lua" \
-  "http://127.0.0.1:$PORT" >"$DATA/wrk.out"; } 2>"$DATA/wrk.time"
-S1=$(cpu_ticks "$SERVICE_PID"); P1=$(cpu_ticks "$PG")
-grep -E "events/s|latency p50|errors" "$DATA/wrk.out"
-cpu_report event "$(awk '/^requests:/ {print $2}' "$DATA/wrk.out")" "$S0" "$S1" "$P0" "$P1" "$(cat "$DATA/wrk.time")"
+PUSH_KEY=$KEY DEVICE_FILE="$DATA/devices.txt" wrk_measured "$DATA" "$PORT" "$ROOT/bench/events.lua" events/s event
 
 if command -v psql >/dev/null && [ -f "$DATA/postgres.port" ]; then
   PGPORT=$(cat "$DATA/postgres.port")

@@ -97,3 +97,22 @@ cpu_report() {
     if (split(gen, g, " ") == 2) line = line sprintf(", load generator %.0f µs", (g[1] + g[2]) * 1e6 / n);
     printf "%s (over %d)\n", line, n }'
 }
+
+# wrk_measured DATA_DIR PORT SCRIPT UNIT LABEL: wrk at concurrency 64 against the service started by
+# start_service: a ${WARMUP}-second warm-up, then ${DURATION} seconds measured; prints the rate,
+# latency, errors and the CPU per request of the service, its PostgreSQL and wrk. Pass the Lua
+# script's settings through the environment (PUSH_KEY, ...).
+wrk_measured() {
+  local data=$1 port=$2 script=$3 unit=$4 label=$5
+  echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
+  wrk -t2 -c64 -d"${WARMUP}s" -s "$script" "http://127.0.0.1:$port" >/dev/null
+  echo "measuring: ${DURATION}s, concurrency 64"
+  local pg s0 s1 p0 p1
+  pg=$(postmaster_pid "$data")
+  s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$pg")
+  local TIMEFORMAT='%U %S'
+  { time wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$script" "http://127.0.0.1:$port" >"$data/wrk.out"; } 2>"$data/wrk.time"
+  s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$pg")
+  grep -E "$unit|latency p50|errors" "$data/wrk.out"
+  cpu_report "$label" "$(awk '/^requests:/ {print $2}' "$data/wrk.out")" "$s0" "$s1" "$p0" "$p1" "$(cat "$data/wrk.time")"
+}

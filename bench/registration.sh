@@ -17,14 +17,5 @@ start_service "$PORT" "$DATA" PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_L
   ${PUSH_DB_POOL_SIZE:+PUSH_DB_POOL_SIZE=$PUSH_DB_POOL_SIZE}
 KEY=$(bootstrap_key "$DATA" public)
 
-echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
-PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d"${WARMUP}s" -s "$ROOT/bench/registration.lua" "http://127.0.0.1:$PORT" >/dev/null
-echo "measuring: ${DURATION}s, concurrency 64, ${REPEAT}% repeated tokens"
-PG=$(postmaster_pid "$DATA")
-S0=$(cpu_ticks "$SERVICE_PID"); P0=$(cpu_ticks "$PG")
-TIMEFORMAT='%U %S'
-{ time PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/registration.lua" \
-  "http://127.0.0.1:$PORT" >"$DATA/wrk.out"; } 2>"$DATA/wrk.time"
-S1=$(cpu_ticks "$SERVICE_PID"); P1=$(cpu_ticks "$PG")
-grep -E "requests/s|latency p50|errors" "$DATA/wrk.out"
-cpu_report registration "$(awk '/^requests:/ {print $2}' "$DATA/wrk.out")" "$S0" "$S1" "$P0" "$P1" "$(cat "$DATA/wrk.time")"
+echo "repeated tokens: ${REPEAT}%"
+PUSH_KEY=$KEY REPEAT_PERCENT=$REPEAT wrk_measured "$DATA" "$PORT" "$ROOT/bench/registration.lua" requests/s registration

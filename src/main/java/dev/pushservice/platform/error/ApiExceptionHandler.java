@@ -1,5 +1,10 @@
 package dev.pushservice.platform.error;
 
+import dev.pushservice.platform.domain.Conflict;
+import dev.pushservice.platform.domain.DomainException;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.domain.Unavailable;
 import dev.pushservice.platform.web.RequestIds;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
@@ -30,6 +35,22 @@ class ApiExceptionHandler {
         ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status());
         e.headers().forEach((name, value) -> builder.header(name, value));
         return builder.body(ErrorBody.of(e.code(), e.getMessage(), e.details(), RequestIds.current(request)));
+    }
+
+    /** Domain code says why in its own terms; this is where those terms become HTTP. */
+    @ExceptionHandler(DomainException.class)
+    ResponseEntity<ErrorBody> domain(DomainException e, HttpServletRequest request) {
+        String id = RequestIds.current(request);
+        return switch (e) {
+            case InvalidInput invalid -> ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status())
+                    .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, invalid.getMessage(),
+                            invalid.violations().stream().map(v -> new ErrorDetail(v.field(), v.message())).toList(), id));
+            case NotFound notFound -> error(ErrorCode.NOT_FOUND, notFound.getMessage(), request);
+            case Conflict conflict -> error(ErrorCode.CONFLICT, conflict.getMessage(), request);
+            case Unavailable unavailable -> ResponseEntity.status(ErrorCode.SERVICE_UNAVAILABLE.status())
+                    .header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, (unavailable.retryAfter().toMillis() + 999) / 1000)))
+                    .body(ErrorBody.of(ErrorCode.SERVICE_UNAVAILABLE, unavailable.getMessage(), List.of(), id));
+        };
     }
 
     @ExceptionHandler(HttpMessageNotReadableException.class)

@@ -6,7 +6,7 @@ import dev.pushservice.events.EventType;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
 import java.time.DateTimeException;
 import java.time.LocalDate;
 import java.time.ZoneId;
@@ -78,9 +78,9 @@ class AnalyticsController {
     /** Strict: digits only (no {@code 7.5}, {@code +7}, {@code x}), 1 to {@value #MAX_DAYS}. */
     private static int days(String raw) {
         if (raw == null) return DEFAULT_DAYS;
-        if (!raw.matches("-?[0-9]{1,10}")) throw ApiException.invalid("days", "must be an integer");
+        if (!raw.matches("-?[0-9]{1,10}")) throw InvalidInput.of("days", "must be an integer");
         long value = Long.parseLong(raw);
-        if (value < 1 || value > MAX_DAYS) throw ApiException.invalid("days", "must be between 1 and " + MAX_DAYS);
+        if (value < 1 || value > MAX_DAYS) throw InvalidInput.of("days", "must be between 1 and " + MAX_DAYS);
         return (int) value;
     }
 

@@ -2,8 +2,8 @@ package dev.pushservice.devices;
 
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.db.DatabaseAdmission;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.Conflict;
+import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
@@ -63,7 +63,7 @@ public class DeviceService {
         } catch (RuntimeException e) {
             // the limit is checked at commit, so it surfaces as a commit failure, not a statement error
             if (hasState(e, "PS001")) {
-                throw new ApiException(ErrorCode.CONFLICT,
+                throw new Conflict(
                         "The organisation's active-device limit is reached; disable devices or raise the limit");
             }
             if (hasState(e, "PS002")) {
@@ -139,7 +139,7 @@ public class DeviceService {
     }
 
     public DeviceView get(UUID appId, UUID deviceId) {
-        return devices.find(appId, deviceId).orElseThrow(() -> ApiException.notFound("Device"));
+        return devices.find(appId, deviceId).orElseThrow(() -> new NotFound("Device"));
     }
 
     public Page<DeviceView> list(UUID appId, String platform, Boolean enabled, PageRequest page) {
@@ -153,7 +153,7 @@ public class DeviceService {
 
     public DeviceView disable(UUID appId, UUID deviceId) {
         if (!devices.disable(appId, deviceId)) {
-            throw new ApiException(ErrorCode.NOT_FOUND, "Device not found or already disabled");
+            throw NotFound.saying("Device not found or already disabled");
         }
         return get(appId, deviceId);
     }

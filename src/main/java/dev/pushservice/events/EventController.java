@@ -3,8 +3,8 @@ package dev.pushservice.events;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Unavailable;
 import dev.pushservice.platform.json.JsonInput;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -62,12 +62,12 @@ class EventController {
     ResponseEntity<EventAccepted> submit(ApiPrincipal caller, @RequestBody JsonNode body) {
         NewEvent event = read(caller, JsonInput.object(body), Instant.now());
         EventWriter.Outcome outcome = switch (writer.submit(event)) {
-            case EventWriter.Submission.Overloaded o -> throw new ApiException(ErrorCode.SERVICE_UNAVAILABLE,
-                    "Event ingest is at capacity; retry shortly", List.of(), Map.of("Retry-After", "1"));
+            case EventWriter.Submission.Overloaded o -> throw new Unavailable(
+                    "Event ingest is at capacity; retry shortly", Duration.ofSeconds(1));
             case EventWriter.Submission.Queued q -> await(q);
         };
         if (outcome == EventWriter.Outcome.UNKNOWN_DEVICE) {
-            throw ApiException.invalid("device_id", "is not a device of this app");
+            throw InvalidInput.of("device_id", "is not a device of this app");
         }
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(new EventAccepted(event.id()));
     }

@@ -1,8 +1,7 @@
 package dev.pushservice.segments;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.segments.Filter.Condition;
 import dev.pushservice.segments.Filter.Field;
 import dev.pushservice.segments.Filter.Group;
@@ -54,14 +53,14 @@ public final class FilterParser {
 
     /** Parses {@code node}, naming problems under {@code path} (e.g. {@code "filter"}); throws a 422 listing them. */
     public static Filter parse(JsonNode node, String path) {
-        List<ErrorDetail> errors = new ArrayList<>();
+        List<Violation> errors = new ArrayList<>();
         Filter f = parse(node, path, errors);
-        if (!errors.isEmpty()) throw new ApiException(ErrorCode.VALIDATION_FAILED, "Invalid filter", errors);
+        if (!errors.isEmpty()) throw new InvalidInput("Invalid filter", errors);
         return f;
     }
 
     /** Parses {@code node}, adding problems to {@code errors}; null when there were any. */
-    public static Filter parse(JsonNode node, String path, List<ErrorDetail> errors) {
+    public static Filter parse(JsonNode node, String path, List<Violation> errors) {
         Walk walk = new Walk(errors);
         int before = errors.size();
         Filter f = walk.node(node, path, 0);
@@ -92,15 +91,15 @@ public final class FilterParser {
     }
 
     private static final class Walk {
-        final List<ErrorDetail> errors;
+        final List<Violation> errors;
         int leaves;
 
-        Walk(List<ErrorDetail> errors) {
+        Walk(List<Violation> errors) {
             this.errors = errors;
         }
 
         void reject(String where, String message) {
-            if (errors.size() < MAX_ERRORS) errors.add(new ErrorDetail(where, message));
+            if (errors.size() < MAX_ERRORS) errors.add(new Violation(where, message));
         }
 
         /** {@code depth} is the number of groups around this node. */

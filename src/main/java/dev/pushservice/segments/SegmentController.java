@@ -3,8 +3,8 @@ package dev.pushservice.segments;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
@@ -94,7 +94,7 @@ class SegmentController {
         boolean bySegment = in.value("segment_id") != null;
         boolean byFilter = in.value("filter") != null;
         if (bySegment == byFilter) {
-            throw ApiException.invalid(bySegment ? "filter" : "segment_id",
+            throw InvalidInput.of(bySegment ? "filter" : "segment_id",
                     "give exactly one of segment_id (a saved segment) and filter (an unsaved filter)");
         }
         long count;
@@ -146,7 +146,7 @@ class SegmentController {
             if (required || in.has("filter")) in.reject("filter", "is required: a condition or a group");
             return null;
         }
-        List<ErrorDetail> errors = new ArrayList<>();
+        List<Violation> errors = new ArrayList<>();
         Filter filter = FilterParser.parse(node, in.name("filter"), errors);
         // JsonInput prefixes its own path, which is empty at the top level
         errors.forEach(e -> in.reject(e.field(), e.message()));

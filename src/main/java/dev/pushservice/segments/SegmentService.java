@@ -1,8 +1,8 @@
 package dev.pushservice.segments;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.List;
@@ -43,7 +43,7 @@ public class SegmentService {
 
     /** The segment with its current version; 404 when unknown or another app's. */
     public SegmentView get(UUID appId, UUID segmentId) {
-        return segments.find(appId, segmentId).orElseThrow(() -> ApiException.notFound("Segment"));
+        return segments.find(appId, segmentId).orElseThrow(() -> new NotFound("Segment"));
     }
 
     /**
@@ -66,8 +66,8 @@ public class SegmentService {
         JsonNode filter = patch.filter() != null ? FilterParser.toJson(patch.filter()) : current.filter();
         // locks the row, so concurrent PATCHes get distinct versions; empty when archived (even concurrently)
         int version = segments.bumpVersion(appId, segmentId, name, description)
-                .orElseThrow(() -> new ApiException(ErrorCode.VALIDATION_FAILED, "Segment is archived",
-                        List.of(new ErrorDetail("segment_id", "an archived segment cannot be changed"))));
+                .orElseThrow(() -> new InvalidInput("Segment is archived",
+                        List.of(new Violation("segment_id", "an archived segment cannot be changed"))));
         segments.insertVersion(segmentId, version, name, description, filter);
         return get(appId, segmentId);
     }
@@ -86,9 +86,9 @@ public class SegmentService {
      */
     public SegmentVersion activeVersion(UUID appId, UUID segmentId, String field) {
         SegmentView s = segments.find(appId, segmentId)
-                .orElseThrow(() -> ApiException.invalid(field, "no segment " + segmentId + " in this app"));
+                .orElseThrow(() -> InvalidInput.of(field, "no segment " + segmentId + " in this app"));
         if (!"active".equals(s.status())) {
-            throw ApiException.invalid(field, "segment " + segmentId + " is archived and cannot be used for new sends");
+            throw InvalidInput.of(field, "segment " + segmentId + " is archived and cannot be used for new sends");
         }
         return new SegmentVersion(segmentId, s.version(), FilterParser.parse(s.filter(), "filter"), s.filter());
     }
@@ -107,7 +107,7 @@ public class SegmentService {
     /** {@link #count} for a saved segment's current version (archived segments can still be estimated). */
     public long count(UUID appId, UUID segmentId, String field) {
         SegmentView s = segments.find(appId, segmentId)
-                .orElseThrow(() -> ApiException.invalid(field, "no segment " + segmentId + " in this app"));
+                .orElseThrow(() -> InvalidInput.of(field, "no segment " + segmentId + " in this app"));
         return count(appId, FilterParser.parse(s.filter(), "filter"));
     }
 }

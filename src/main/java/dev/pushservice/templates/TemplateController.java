@@ -3,8 +3,7 @@ package dev.pushservice.templates;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
@@ -83,7 +82,7 @@ class TemplateController {
         if (status != null && !STATUSES.contains(status)) in.reject("status", "must be draft, published or archived");
         TemplateContent content = in.nested("content").map(TemplateContent::read).orElse(null);
         if (!in.hasErrors() && !in.has("name") && !in.has("status") && !in.has("content")) {
-            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Nothing to change: give name, status or content");
+            throw new InvalidInput("Nothing to change: give name, status or content");
         }
         in.check();
         return templates.update(caller.appId(), id, name, status, content);

@@ -1,6 +1,7 @@
 package dev.pushservice.templates;
 
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.UUID;
@@ -32,14 +33,14 @@ public class TemplateService {
      * to snapshot. Inside a transaction the template is share-locked, so a concurrent archive waits
      * for that transaction: no notification is created from a template archived before it commits.
      *
-     * @throws ApiException 422 on field {@code template_id} when the app has no such template or it is archived
+     * @throws InvalidInput on field {@code template_id} when the app has no such template or it is archived
      */
-    @Transactional(noRollbackFor = ApiException.class)
+    @Transactional(noRollbackFor = InvalidInput.class)
     public TemplateSnapshot forNotification(UUID appId, UUID templateId) {
         TemplateRepository.Row row = templates.find(appId, templateId, TemplateRepository.Lock.SHARE)
-                .orElseThrow(() -> ApiException.invalid("template_id", "no template with this id exists in this app"));
+                .orElseThrow(() -> InvalidInput.of("template_id", "no template with this id exists in this app"));
         if (ARCHIVED.equals(row.status())) {
-            throw ApiException.invalid("template_id", "the template is archived; archived templates cannot create new notifications");
+            throw InvalidInput.of("template_id", "the template is archived; archived templates cannot create new notifications");
         }
         TemplateContent content = content(row);
         CompiledContent compiled = CompiledContent.compile(content, (field, message) -> {
@@ -105,7 +106,7 @@ public class TemplateService {
         return TemplateContent.fromJson(json.readTree(row.content()));
     }
 
-    private static ApiException notFound() {
-        return ApiException.notFound("Template");
+    private static NotFound notFound() {
+        return new NotFound("Template");
     }
 }

@@ -5,8 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import java.util.List;
@@ -134,10 +133,9 @@ class SegmentTests extends ApiTest {
         assertThat(patch.json().path("error").path("details").get(0).path("field").asString()).isEqualTo("segment_id");
 
         assertThatThrownBy(() -> service.activeVersion(app.appId(), UUID.fromString(id), "included_segment_ids[1]"))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.VALIDATION_FAILED);
-                    assertThat(e.details().getFirst().field()).isEqualTo("included_segment_ids[1]");
-                    assertThat(e.details().getFirst().message()).contains("archived");
+                .isInstanceOfSatisfying(InvalidInput.class, e -> {
+                    assertThat(e.violations().getFirst().field()).isEqualTo("included_segment_ids[1]");
+                    assertThat(e.violations().getFirst().message()).contains("archived");
                 });
         // a snapshot taken before the archive still resolves
         assertThat(service.version(app.appId(), UUID.fromString(id), 1)).isPresent();
@@ -159,7 +157,8 @@ class SegmentTests extends ApiTest {
         assertThat(estimate.json().path("error").path("details").get(0).path("field").asString()).isEqualTo("segment_id");
         assertThat(api.get("/v1/segments", mine.serverKey()).json().path("data")).isEmpty();
         assertThatThrownBy(() -> service.activeVersion(mine.appId(), UUID.fromString(id), "target.segment_id"))
-                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.VALIDATION_FAILED));
+                .isInstanceOfSatisfying(InvalidInput.class, e -> assertThat(e.violations()).extracting(v -> v.field())
+                        .containsExactly("target.segment_id"));
         assertThat(service.version(mine.appId(), UUID.fromString(id), 1)).isEmpty();
         // still there for its owner
         assertThat(api.get("/v1/segments/" + id, theirs.serverKey()).json().path("status").asString()).isEqualTo("active");

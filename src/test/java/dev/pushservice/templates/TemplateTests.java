@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import java.time.Instant;
@@ -199,9 +199,8 @@ class TemplateTests extends ApiTest {
 
     private void assertArchivedFor(TestApp app, UUID templateId) {
         assertThatThrownBy(() -> service.forNotification(app.appId(), templateId))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.code().status().value()).isEqualTo(422);
-                    assertThat(e.details()).singleElement().satisfies(d -> {
+                .isInstanceOfSatisfying(InvalidInput.class, e -> {
+                    assertThat(e.violations()).singleElement().satisfies(d -> {
                         assertThat(d.field()).isEqualTo("template_id");
                         assertThat(d.message()).contains("archived");
                     });
@@ -222,9 +221,8 @@ class TemplateTests extends ApiTest {
 
         for (UUID unknown : List.of(UUID.randomUUID(), UUID.fromString(createId(other, SIMPLE)))) {
             assertThatThrownBy(() -> service.forNotification(app.appId(), unknown))
-                    .isInstanceOfSatisfying(ApiException.class, e -> {
-                        assertThat(e.code().status().value()).isEqualTo(422);
-                        assertThat(e.details()).extracting(d -> d.field()).containsExactly("template_id");
+                    .isInstanceOfSatisfying(InvalidInput.class, e -> {
+                        assertThat(e.violations()).extracting(d -> d.field()).containsExactly("template_id");
                     });
         }
     }

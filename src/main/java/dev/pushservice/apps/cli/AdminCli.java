@@ -88,6 +88,12 @@ public final class AdminCli {
             CommandLine.Help help = command.getHelp();
             err.print(help.synopsisHeading() + help.synopsis(help.synopsisHeadingLength()));
             err.println("Run '" + command.getCommandSpec().qualifiedName() + " --help' for details.");
+        } else if (e instanceof dev.pushservice.platform.domain.InvalidInput invalid) {
+            // refused by the same validation the API applies (e.g. a bad provider credential)
+            err.println("Error: " + invalid.getMessage());
+            invalid.violations().forEach(v -> err.println("  " + (v.field() == null ? "" : v.field() + ": ") + v.message()));
+        } else if (e instanceof dev.pushservice.platform.domain.DomainException domain) {
+            err.println("Error: " + domain.getMessage());
         } else if (e instanceof dev.pushservice.platform.error.ApiException api) {
             // refused by the same validation the API applies (e.g. a bad provider credential)
             err.println("Error: " + api.getMessage());

@@ -61,7 +61,7 @@ public class FcmSettings implements SettingsSection, CredentialSource<FcmCredent
         try {
             credentials = FcmCredentials.parse(FIELD, raw);
         } catch (ApiException e) {
-            in.rejectAll(e.details());
+            in.rejectAll(e.details().stream().map(d -> new dev.pushservice.platform.domain.Violation(d.field(), d.message())).toList());
             return () -> { };
         }
         ObjectNode summary = json.createObjectNode()

@@ -1,11 +1,8 @@
 package dev.pushservice.platform.db;
 
 import dev.pushservice.platform.config.PushProperties;
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.Unavailable;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -18,11 +15,14 @@ import org.springframework.stereotype.Component;
  * saturation some requests wait far longer than others; queueing here, fairly, in front of the pool
  * keeps the tail short (registration p99 125-150 ms → 55-70 ms at the same load on 2 cores). It
  * admits two fewer callers than the pool has connections, so event writers and background jobs
- * still find one. A caller that waits longer than the pool's connection timeout gets a 503 with
- * {@code Retry-After}, as the client should simply try again. Thread-safe.
+ * still find one. A caller that waits longer than the pool's connection timeout gets
+ * {@link Unavailable} (a 503 with {@code Retry-After}), as the client should simply try again. Thread-safe.
  */
 @Component
 public class DatabaseAdmission {
+
+    /** What a refused caller is told to wait before retrying ({@code Retry-After: 1}). */
+    static final Duration RETRY_AFTER = Duration.ofSeconds(1);
 
     private final Semaphore permits;
     private final Duration wait;
@@ -47,8 +47,7 @@ public class DatabaseAdmission {
             admitted = false;
         }
         if (!admitted) {
-            throw new ApiException(ErrorCode.SERVICE_UNAVAILABLE, "The database is saturated; retry shortly",
-                    List.of(), Map.of("Retry-After", "1"));
+            throw new Unavailable("The database is saturated; retry shortly", RETRY_AFTER);
         }
         try {
             return work.get();

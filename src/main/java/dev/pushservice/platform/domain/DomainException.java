@@ -5,7 +5,7 @@ package dev.pushservice.platform.domain;
  * domain code; mapped to HTTP in one place. Stack traces are not captured: these are answers, not bugs.
  */
 public abstract sealed class DomainException extends RuntimeException
-        permits InvalidInput, NotFound, Conflict, Unavailable {
+        permits Malformed, InvalidInput, NotFound, Conflict, Unavailable {
 
     DomainException(String message) {
         super(message, null, false, false);

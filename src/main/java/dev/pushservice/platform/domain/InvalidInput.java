@@ -13,6 +13,15 @@ public final class InvalidInput extends DomainException {
         this.violations = List.copyOf(violations);
     }
 
+    /**
+     * The input as a whole breaks a rule that no one field does (e.g. a PATCH that changes nothing);
+     * the answer lists no field.
+     */
+    public InvalidInput(String message) {
+        super(message);
+        this.violations = List.of();
+    }
+
     public InvalidInput(List<Violation> violations) {
         this("Request validation failed", violations);
     }

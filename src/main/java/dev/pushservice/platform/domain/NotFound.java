@@ -7,4 +7,13 @@ public final class NotFound extends DomainException {
     public NotFound(String what) {
         super(what + " not found");
     }
+
+    private NotFound(String message, boolean whole) {
+        super(message);
+    }
+
+    /** Not found, said in a whole sentence, e.g. "Device not found or already disabled". */
+    public static NotFound saying(String message) {
+        return new NotFound(message, true);
+    }
 }

@@ -4,8 +4,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Thrown anywhere in a request to answer with the spec's error shape. Controllers and services
- * throw; {@link ApiExceptionHandler} writes. {@code headers} carries extras such as {@code Allow}.
+ * An answer in HTTP terms, for the request-path filters and interceptors of {@code platform.web}
+ * (size, media type, API key, scope, rate limit) that refuse a request before any controller runs.
+ * Everything below them (controllers, services, parsers) throws {@code platform.domain} exceptions
+ * instead; {@link ApiExceptionHandler} maps both. {@code headers} carries extras such as {@code Retry-After}.
  */
 public class ApiException extends RuntimeException {
 

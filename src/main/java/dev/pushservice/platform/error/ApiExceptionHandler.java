@@ -3,6 +3,7 @@ package dev.pushservice.platform.error;
 import dev.pushservice.platform.domain.Conflict;
 import dev.pushservice.platform.domain.DomainException;
 import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Malformed;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Unavailable;
 import dev.pushservice.platform.web.RequestIds;
@@ -30,6 +31,7 @@ class ApiExceptionHandler {
 
     private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
 
+    /** Thrown only by the request-path filters and interceptors of {@code platform.web}. */
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ErrorBody> api(ApiException e, HttpServletRequest request) {
         ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status());
@@ -42,6 +44,7 @@ class ApiExceptionHandler {
     ResponseEntity<ErrorBody> domain(DomainException e, HttpServletRequest request) {
         String id = RequestIds.current(request);
         return switch (e) {
+            case Malformed malformed -> error(ErrorCode.MALFORMED_REQUEST, malformed.getMessage(), request);
             case InvalidInput invalid -> ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status())
                     .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, invalid.getMessage(),
                             invalid.violations().stream().map(v -> new ErrorDetail(v.field(), v.message())).toList(), id));

@@ -1,8 +1,8 @@
 package dev.pushservice.platform.json;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Malformed;
+import dev.pushservice.platform.domain.Violation;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,25 +17,25 @@ import tools.jackson.databind.JsonNode;
  * JsonInput in = JsonInput.object(body);
  * String platform = in.requiredString("platform", 10);
  * Integer ttl = in.integer("ttl", 0, 2_419_200);
- * in.check();              // throws 422 with all collected details
+ * in.check();              // throws InvalidInput (422) with all collected details
  * }</pre>
  */
 public final class JsonInput {
 
     private final JsonNode node;
     private final String path;
-    private final List<ErrorDetail> errors;
+    private final List<Violation> errors;
 
-    private JsonInput(JsonNode node, String path, List<ErrorDetail> errors) {
+    private JsonInput(JsonNode node, String path, List<Violation> errors) {
         this.node = node;
         this.path = path;
         this.errors = errors;
     }
 
-    /** The body must be a JSON object; anything else is a 400 {@code malformed_request}. */
+    /** The body must be a JSON object; anything else is {@link Malformed} (400 {@code malformed_request}). */
     public static JsonInput object(JsonNode body) {
         if (body == null || !body.isObject()) {
-            throw new ApiException(ErrorCode.MALFORMED_REQUEST, "Request body must be a JSON object");
+            throw new Malformed("Request body must be a JSON object");
         }
         return new JsonInput(body, "", new ArrayList<>());
     }
@@ -124,11 +124,11 @@ public final class JsonInput {
 
     /** Records a problem with {@code field} (relative to this object). */
     public void reject(String field, String message) {
-        errors.add(new ErrorDetail(name(field), message));
+        errors.add(new Violation(name(field), message));
     }
 
     /** Records problems found elsewhere (their fields are already full paths). */
-    public void rejectAll(java.util.List<ErrorDetail> details) {
+    public void rejectAll(List<Violation> details) {
         errors.addAll(details);
     }
 
@@ -136,10 +136,10 @@ public final class JsonInput {
         return !errors.isEmpty();
     }
 
-    /** Throws the 422 if anything was rejected. */
+    /** Throws {@link InvalidInput} (422) listing everything rejected, if anything was. */
     public void check() {
         if (!errors.isEmpty()) {
-            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed", errors);
+            throw new InvalidInput(errors);
         }
     }
 }

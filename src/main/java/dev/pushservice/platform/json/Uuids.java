@@ -1,6 +1,6 @@
 package dev.pushservice.platform.json;
 
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
 import java.util.UUID;
 
 /**
@@ -22,10 +22,10 @@ public final class Uuids {
         }
     }
 
-    /** The UUID of a path value; a 422 naming {@code field} when it is not one. */
+    /** The UUID of a path value; {@link InvalidInput} (422) naming {@code field} when it is not one. */
     public static UUID pathId(String raw, String field) {
         UUID id = parse(raw);
-        if (id == null) throw ApiException.invalid(field, "must be a UUID");
+        if (id == null) throw InvalidInput.of(field, "must be a UUID");
         return id;
     }
 }

@@ -1,8 +1,7 @@
 package dev.pushservice.platform.pagination;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -27,24 +26,24 @@ public record PageRequest(int page, int limit) {
     }
 
     public static PageRequest parse(String page, String limit) {
-        List<ErrorDetail> errors = new ArrayList<>();
+        List<Violation> errors = new ArrayList<>();
         int p = parse("page", page, 1, 1, MAX_PAGE, errors);
         int l = parse("limit", limit, DEFAULT_LIMIT, 1, MAX_LIMIT, errors);
         if (!errors.isEmpty()) {
-            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Invalid pagination parameters", errors);
+            throw new InvalidInput("Invalid pagination parameters", errors);
         }
         return new PageRequest(p, l);
     }
 
-    private static int parse(String name, String raw, int fallback, int min, int max, List<ErrorDetail> errors) {
+    private static int parse(String name, String raw, int fallback, int min, int max, List<Violation> errors) {
         if (raw == null) return fallback;
         if (!raw.matches("-?[0-9]{1,10}")) {
-            errors.add(new ErrorDetail(name, "must be an integer"));
+            errors.add(new Violation(name, "must be an integer"));
             return fallback;
         }
         long value = Long.parseLong(raw);
         if (value < min || value > max) {
-            errors.add(new ErrorDetail(name, "must be between " + min + " and " + max));
+            errors.add(new Violation(name, "must be between " + min + " and " + max));
             return fallback;
         }
         return (int) value;

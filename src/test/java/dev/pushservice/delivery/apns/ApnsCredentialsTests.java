@@ -6,7 +6,8 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
 import java.time.Duration;
 import java.time.Instant;
@@ -173,8 +174,8 @@ class ApnsCredentialsTests {
         JsonInput in = JsonInput.object(body);
         ApnsCredentials credentials = in.nested("apns").map(ApnsCredentials::read).orElse(null);
         assertThat(credentials).isNull();
-        assertThatThrownBy(in::check).isInstanceOf(ApiException.class);
-        List<ErrorDetail> details = ((ApiException) org.assertj.core.api.Assertions.catchThrowable(in::check)).details();
+        assertThatThrownBy(in::check).isInstanceOf(InvalidInput.class);
+        List<Violation> details = ((InvalidInput) org.assertj.core.api.Assertions.catchThrowable(in::check)).violations();
         return details.stream().map(d -> tuple(d.field(), d.message())).toList();
     }
 }

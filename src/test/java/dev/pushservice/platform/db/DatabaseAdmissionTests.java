@@ -3,8 +3,7 @@ package dev.pushservice.platform.db;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.domain.Unavailable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,10 +41,7 @@ class DatabaseAdmissionTests {
         CountDownLatch release = new CountDownLatch(1);
         Thread holder = holdThePermit(admission, release);
         assertThatThrownBy(() -> admission.call(() -> "never"))
-                .isInstanceOfSatisfying(ApiException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.SERVICE_UNAVAILABLE);
-                    assertThat(e.headers()).containsEntry("Retry-After", "1");
-                });
+                .isInstanceOfSatisfying(Unavailable.class, e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
         release.countDown();
         holder.join(5000);
         // the permit came back: the next caller is admitted at once

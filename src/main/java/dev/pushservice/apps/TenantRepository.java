@@ -38,8 +38,11 @@ class TenantRepository implements ApiKeyResolver {
             com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
                     .expireAfterWrite(java.time.Duration.ofMillis(KEY_CACHE_MILLIS)).maximumSize(100_000).build();
 
-    TenantRepository(JdbcClient jdbc, PushProperties properties) {
+    private final java.time.Clock clock;
+
+    TenantRepository(JdbcClient jdbc, PushProperties properties, java.time.Clock clock) {
         this.jdbc = jdbc;
+        this.clock = clock;
         this.defaultDeviceLimit = properties.activeDeviceLimitForNewOrganisations();
     }
 
@@ -167,11 +170,12 @@ class TenantRepository implements ApiKeyResolver {
     @Override
     public void touch(StoredKey key) {
         Instant last = key.lastUsedAt();
-        Instant recent = Instant.now().minusSeconds(60);
+        Instant now = clock.instant();
+        Instant recent = now.minusSeconds(60);
         if (last != null && last.isAfter(recent)) return;
         Instant mine = touched.get(key.principal().keyId());
         if (mine != null && mine.isAfter(recent)) return;
-        touched.put(key.principal().keyId(), Instant.now());
+        touched.put(key.principal().keyId(), now);
         jdbc.sql("update api_keys set last_used_at = now() where id = :id and (last_used_at is null or last_used_at < now() - interval '60 seconds')")
                 .param("id", key.principal().keyId()).update();
     }

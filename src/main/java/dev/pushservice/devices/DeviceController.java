@@ -1,19 +1,16 @@
 package dev.pushservice.devices;
 
-import dev.pushservice.apps.AppSettingsService;
-import dev.pushservice.apps.IdentityVerification;
 import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import dev.pushservice.users.Tags;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -38,15 +35,10 @@ class DeviceController {
     private static final Pattern NO_CONTROL = Pattern.compile("[^\\p{Cc}]*");
 
     private final DeviceService devices;
-    private final AppSettingsService settings;
-    private final IdentityTokens identityTokens;
     private final boolean allowInsecureWebEndpoints;
 
-    DeviceController(DeviceService devices, AppSettingsService settings, IdentityTokens identityTokens,
-                     WebPushProperties webPush) {
+    DeviceController(DeviceService devices, WebPushProperties webPush) {
         this.devices = devices;
-        this.settings = settings;
-        this.identityTokens = identityTokens;
         this.allowInsecureWebEndpoints = webPush.allowInsecureEndpoints();
     }
 
@@ -89,14 +81,6 @@ class DeviceController {
             }
         }
         in.check();
-        IdentityVerification iv = settings.identityVerification(caller.appId());
-        if (iv.required() && externalUserId != null) {
-            if (identityToken == null) {
-                throw ApiException.invalid("identity_token", "is required: this app verifies the identity of external_user_id");
-            }
-            String problem = identityTokens.problem(iv, caller.appId(), identityToken, externalUserId);
-            if (problem != null) throw ApiException.invalid("identity_token", problem);
-        }
         Registration r = new Registration(platform, rawToken, externalUserId, identityToken, appVersion, deviceModel,
                 osVersion, locale, timezone, tags);
         DeviceService.Registered result = devices.register(caller, r, token);
@@ -109,14 +93,14 @@ class DeviceController {
                           @RequestParam(required = false) String platform,
                           @RequestParam(required = false) String enabled) {
         if (platform != null && !platform.matches("ios|android|web")) {
-            throw ApiException.invalid("platform", "must be one of ios, android, web");
+            throw InvalidInput.of("platform", "must be one of ios, android, web");
         }
         Boolean enabledFilter = null;
         if (enabled != null) {
             switch (enabled.toLowerCase(Locale.ROOT)) {
                 case "true" -> enabledFilter = true;
                 case "false" -> enabledFilter = false;
-                default -> throw ApiException.invalid("enabled", "must be true or false");
+                default -> throw InvalidInput.of("enabled", "must be true or false");
             }
         }
         return devices.list(caller.appId(), platform, enabledFilter, page);

@@ -101,6 +101,18 @@ class DeviceRepository {
                 .param("app", appId).param("user", userId).query(this::view).list();
     }
 
+    /**
+     * Disables and detaches every device of the user (for the user's deletion); returns how many of
+     * them were enabled before.
+     */
+    int detachUser(UUID appId, UUID userId) {
+        int enabled = jdbc.sql("select count(*) from devices where app_id = :app and user_id = :user and enabled")
+                .param("app", appId).param("user", userId).query(Integer.class).single();
+        jdbc.sql("update devices set enabled = false, user_id = null, updated_at = now() where app_id = :app and user_id = :user")
+                .param("app", appId).param("user", userId).update();
+        return enabled;
+    }
+
     /** Disables an enabled device and marks its token invalidated; false when it is unknown or already disabled. */
     boolean disable(UUID appId, UUID id) {
         return jdbc.sql("""

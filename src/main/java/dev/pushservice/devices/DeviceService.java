@@ -1,8 +1,11 @@
 package dev.pushservice.devices;
 
+import dev.pushservice.apps.AppSettingsService;
+import dev.pushservice.apps.IdentityVerification;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.db.DatabaseAdmission;
 import dev.pushservice.platform.domain.Conflict;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
@@ -25,7 +28,8 @@ import tools.jackson.databind.json.JsonMapper;
  * registration from it. The organisation's active-device limit is checked at commit by the database
  * (trigger {@code devices_active_count}), so it stays exact under concurrency. Two concurrent
  * registrations of one new token: one inserts, the other's insert meets the conflict and refreshes
- * that device, so exactly one device exists.
+ * that device, so exactly one device exists. When the app verifies identities, a registration that
+ * names an {@code external_user_id} must prove it with an {@code identity_token} before anything is stored.
  */
 @Service
 public class DeviceService {
@@ -35,11 +39,16 @@ public class DeviceService {
 
     private final DeviceRepository devices;
     private final DatabaseAdmission admission;
+    private final AppSettingsService settings;
+    private final IdentityTokens identityTokens;
     private final JsonMapper json;
 
-    DeviceService(DeviceRepository devices, DatabaseAdmission admission, JsonMapper json) {
+    DeviceService(DeviceRepository devices, DatabaseAdmission admission, AppSettingsService settings,
+                  IdentityTokens identityTokens, JsonMapper json) {
         this.devices = devices;
         this.admission = admission;
+        this.settings = settings;
+        this.identityTokens = identityTokens;
         this.json = json;
     }
 
@@ -49,6 +58,7 @@ public class DeviceService {
 
     Registered register(ApiPrincipal caller, Registration r, PushTokens.Checked token) {
         UUID appId = caller.appId();
+        verifyIdentity(appId, r);
         try {
             var result = admission.call(() -> devices.register(appId, r, token, null, null));
             if (result.outcome() == DeviceRepository.Outcome.STAGED) {
@@ -71,6 +81,18 @@ public class DeviceService {
             }
             throw e;
         }
+    }
+
+    /** Refuses a registration that names a user without proving it, when the app requires proof. */
+    private void verifyIdentity(UUID appId, Registration r) {
+        if (r.externalUserId() == null) return;
+        IdentityVerification iv = settings.identityVerification(appId);
+        if (!iv.required()) return;
+        if (r.identityToken() == null) {
+            throw InvalidInput.of("identity_token", "is required: this app verifies the identity of external_user_id");
+        }
+        String problem = identityTokens.problem(iv, appId, r.identityToken(), r.externalUserId());
+        if (problem != null) throw InvalidInput.of("identity_token", problem);
     }
 
     /**
@@ -149,6 +171,14 @@ public class DeviceService {
     /** All devices of a user (for the user read). */
     public List<DeviceView> ofUser(UUID appId, UUID userId) {
         return devices.ofUser(appId, userId);
+    }
+
+    /**
+     * Disables and detaches every device of a user that is being deleted, in the caller's
+     * transaction; returns how many were enabled.
+     */
+    public int detachUser(UUID appId, UUID userId) {
+        return devices.detachUser(appId, userId);
     }
 
     public DeviceView disable(UUID appId, UUID deviceId) {

@@ -3,10 +3,9 @@ package dev.pushservice.events;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.Unavailable;
 import dev.pushservice.platform.json.JsonInput;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -14,12 +13,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.http.HttpStatus;
@@ -31,8 +25,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code POST /v1/events}: validates an event, hands it to the {@link EventWriter} and answers 202
- * once it is committed. Public client keys may submit (SDKs report receipts and opens).
+ * {@code POST /v1/events}: validates an event, submits it through {@link EventService} and answers
+ * 202 once it is committed. Public client keys may submit (SDKs report receipts and opens).
  */
 @RestController
 class EventController {
@@ -41,17 +35,17 @@ class EventController {
     static final int MAX_METADATA_BYTES = 16 * 1024;
     static final Duration MAX_FUTURE = Duration.ofMinutes(5);
     static final Duration MAX_AGE = Duration.ofDays(30);
-    /** How long a request waits for its batch; far above a normal commit, only hit when the database hangs. */
-    private static final Duration COMMIT_WAIT = Duration.ofSeconds(30);
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
     private static final String TYPES = Arrays.stream(EventType.values()).map(EventType::value).collect(Collectors.joining(", "));
 
-    private final EventWriter writer;
+    private final EventService events;
     private final JsonMapper json;
+    private final Clock clock;
 
-    EventController(EventWriter writer, JsonMapper json) {
-        this.writer = writer;
+    EventController(EventService events, JsonMapper json, Clock clock) {
+        this.events = events;
         this.json = json;
+        this.clock = clock;
     }
 
     record EventAccepted(UUID eventId) {
@@ -60,29 +54,9 @@ class EventController {
     @PostMapping("/v1/events")
     @Authorize(value = Scope.EVENTS_WRITE, publicKeyAllowed = true)
     ResponseEntity<EventAccepted> submit(ApiPrincipal caller, @RequestBody JsonNode body) {
-        NewEvent event = read(caller, JsonInput.object(body), Instant.now());
-        EventWriter.Outcome outcome = switch (writer.submit(event)) {
-            case EventWriter.Submission.Overloaded o -> throw new Unavailable(
-                    "Event ingest is at capacity; retry shortly", Duration.ofSeconds(1));
-            case EventWriter.Submission.Queued q -> await(q);
-        };
-        if (outcome == EventWriter.Outcome.UNKNOWN_DEVICE) {
-            throw InvalidInput.of("device_id", "is not a device of this app");
-        }
+        NewEvent event = read(caller, JsonInput.object(body), clock.instant());
+        events.submit(event);
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(new EventAccepted(event.id()));
-    }
-
-    private static EventWriter.Outcome await(EventWriter.Submission.Queued queued) {
-        try {
-            return queued.outcome().get(COMMIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("Event batch was not written", e.getCause());
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("Event batch was not written within " + COMMIT_WAIT, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while waiting for the event batch", e);
-        }
     }
 
     private NewEvent read(ApiPrincipal caller, JsonInput in, Instant now) {

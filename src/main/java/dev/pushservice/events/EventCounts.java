@@ -3,7 +3,6 @@ package dev.pushservice.events;
 import java.time.LocalDate;
 import java.util.List;
 import java.util.UUID;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 
 /**
@@ -14,10 +13,10 @@ import org.springframework.stereotype.Service;
 @Service
 public class EventCounts {
 
-    private final JdbcClient jdbc;
+    private final EventCountRepository counts;
 
-    EventCounts(JdbcClient jdbc) {
-        this.jdbc = jdbc;
+    EventCounts(EventCountRepository counts) {
+        this.counts = counts;
     }
 
     /** Events of one type on one day (all names summed). */
@@ -30,28 +29,11 @@ public class EventCounts {
 
     /** Per day and type, {@code from} to {@code to} inclusive; days and types without events are absent. */
     public List<DailyCount> daily(UUID appId, LocalDate from, LocalDate to) {
-        return jdbc.sql("""
-                        select day, event_type, sum(count) as total from event_daily_counts
-                        where app_id = :app and day between :from and :to
-                        group by day, event_type""")
-                .param("app", appId).param("from", from).param("to", to)
-                .query((rs, n) -> {
-                    // only types of the closed list are ever written; one that is not is skipped, not fatal
-                    EventType type = EventType.fromValue(rs.getString("event_type")).orElse(null);
-                    return type == null ? null : new DailyCount(rs.getObject("day", LocalDate.class), type, rs.getLong("total"));
-                })
-                .list().stream().filter(java.util.Objects::nonNull).toList();
+        return counts.daily(appId, from, to);
     }
 
     /** Totals per name of events of {@code type} over the period, largest first, then by name. */
     public List<NamedTotal> totalsByName(UUID appId, EventType type, LocalDate from, LocalDate to) {
-        return jdbc.sql("""
-                        select event_name, sum(count) as total from event_daily_counts
-                        where app_id = :app and event_type = :type and day between :from and :to
-                        group by event_name
-                        order by total desc, event_name""")
-                .param("app", appId).param("type", type.value()).param("from", from).param("to", to)
-                .query((rs, n) -> new NamedTotal(rs.getString("event_name"), rs.getLong("total")))
-                .list();
+        return counts.totalsByName(appId, type, from, to);
     }
 }

@@ -4,6 +4,7 @@ import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.segments.Filter.Condition;
 import dev.pushservice.segments.Filter.Group;
 import dev.pushservice.segments.Filter.Operator;
+import java.time.Clock;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
@@ -109,8 +110,10 @@ public class FilterCompiler {
     private final AppSettingsService settings;
     private final SegmentRepository segments;
     private final JsonMapper json;
+    private final Clock clock;
 
-    FilterCompiler(AppSettingsService settings, SegmentRepository segments, JsonMapper json) {
+    FilterCompiler(AppSettingsService settings, SegmentRepository segments, JsonMapper json, Clock clock) {
+        this.clock = clock;
         this.settings = settings;
         this.segments = segments;
         this.json = json;
@@ -134,7 +137,7 @@ public class FilterCompiler {
     Compiled compile(UUID appId, Filter filter, String prefix, UserSets userSets) {
         if (!PREFIX.matcher(prefix).matches()) throw new IllegalArgumentException("bad parameter prefix: " + prefix);
         ZoneId zone = needsZone(filter) ? ZoneId.of(settings.read(appId).timezone()) : ZoneOffset.UTC;
-        Builder b = new Builder(prefix, appId, zone, Instant.now(), json, userSets);
+        Builder b = new Builder(prefix, appId, zone, clock.instant(), json, userSets);
         String predicate = "d.user_id is not null and " + b.filter(filter);
         return new Compiled(String.join(" ", b.joins), predicate, b.params);
     }

@@ -7,7 +7,7 @@ import dev.pushservice.segments.Filter.Field;
 import dev.pushservice.segments.Filter.Group;
 import dev.pushservice.segments.Filter.Kind;
 import dev.pushservice.segments.Filter.Operator;
-import dev.pushservice.users.Tags;
+import dev.pushservice.devices.Tags;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.OffsetDateTime;

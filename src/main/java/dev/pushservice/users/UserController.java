@@ -1,18 +1,16 @@
 package dev.pushservice.users;
 
-import dev.pushservice.devices.DeviceService;
+import dev.pushservice.devices.Tags;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.TimeZones;
 import java.util.Map;
-import java.util.UUID;
 import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
-import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PatchMapping;
@@ -39,26 +37,23 @@ class UserController {
     /** Largest {@code properties} object, serialized. */
     static final int MAX_PROPERTIES_BYTES = 64 * 1024;
 
-    private final UserRepository users;
-    private final DeviceService devices;
+    private final UserService users;
     private final JsonMapper json;
 
-    UserController(UserRepository users, DeviceService devices, JsonMapper json) {
+    UserController(UserService users, JsonMapper json) {
         this.users = users;
-        this.devices = devices;
         this.json = json;
     }
 
     @GetMapping
     @Authorize(Scope.DEVICES_WRITE)
     UserView get(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId) {
-        return view(caller.appId(), checkedId(externalUserId));
+        return users.get(caller.appId(), checkedId(externalUserId));
     }
 
     @PatchMapping
     @Authorize(Scope.DEVICES_WRITE)
-    @Transactional
-    public UserView patch(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId, @RequestBody JsonNode body) {
+    UserView patch(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId, @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         JsonInput in = JsonInput.object(body);
         String locale = in.string("locale", 20);
@@ -83,52 +78,38 @@ class UserController {
             }
         }
         in.check();
-        users.patch(caller.appId(), id, locale, in.has("locale"), timezone, in.has("timezone"), tags, properties);
-        return view(caller.appId(), id);
+        return users.patch(caller.appId(), id,
+                new UserService.Patch(locale, in.has("locale"), timezone, in.has("timezone"), tags, properties));
     }
 
     @DeleteMapping
     @Authorize(Scope.DEVICES_WRITE)
-    @Transactional
-    public Map<String, Object> delete(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId) {
+    Map<String, Object> delete(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId) {
         String id = checkedId(externalUserId);
-        int disabled = users.delete(caller.appId(), id).orElseThrow(() -> ApiException.notFound("User"));
+        int disabled = users.delete(caller.appId(), id);
         return Map.of("external_user_id", id, "deleted", true, "devices_disabled", disabled);
     }
 
     @PostMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
-    @Transactional
-    public ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
+    ResponseEntity<Map<String, Object>> addAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
                                                  @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         UserView.Alias alias = alias(body);
-        UUID userId = users.upsertNamed(caller.appId(), id, Map.of());
-        boolean moved = users.putAlias(caller.appId(), userId, alias.label(), alias.value());
+        boolean moved = users.addAlias(caller.appId(), id, alias);
         return ResponseEntity.status(HttpStatus.CREATED)
                 .body(Map.of("external_user_id", id, "label", alias.label(), "value", alias.value(), "moved", moved));
     }
 
     @DeleteMapping("/aliases")
     @Authorize(Scope.DEVICES_WRITE)
-    @Transactional
-    public Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
+    Map<String, Object> deleteAlias(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId,
                                     @RequestBody(required = false) JsonNode body) {
         String id = checkedId(externalUserId);
-        if (body == null) throw ApiException.invalid("label", "a JSON body with label and value is required");
+        if (body == null) throw InvalidInput.of("label", "a JSON body with label and value is required");
         UserView.Alias alias = alias(body);
-        UUID userId = users.find(caller.appId(), id).map(UserRepository.UserRow::id)
-                .orElseThrow(() -> ApiException.notFound("User"));
-        boolean deleted = users.deleteAlias(caller.appId(), userId, alias.label(), alias.value());
+        boolean deleted = users.deleteAlias(caller.appId(), id, alias);
         return Map.of("external_user_id", id, "label", alias.label(), "value", alias.value(), "deleted", deleted);
-    }
-
-    private UserView view(UUID appId, String externalUserId) {
-        UserRepository.UserRow row = users.find(appId, externalUserId).orElseThrow(() -> ApiException.notFound("User"));
-        var aliases = users.aliases(appId, row.id()).stream().map(a -> new UserView.Alias(a.label(), a.value())).toList();
-        return new UserView(row.externalUserId(), row.locale(), row.timezone(), json.readTree(row.tags()),
-                json.readTree(row.properties()), aliases, devices.ofUser(appId, row.id()),
-                row.createdAt().toInstant(), row.updatedAt().toInstant());
     }
 
     private static UserView.Alias alias(JsonNode body) {
@@ -145,10 +126,10 @@ class UserController {
 
     private static String checkedId(String externalUserId) {
         if (externalUserId.length() > 190) {
-            throw ApiException.invalid("external_user_id", "must be at most 190 characters");
+            throw InvalidInput.of("external_user_id", "must be at most 190 characters");
         }
         if (externalUserId.isBlank() || !NO_CONTROL.matcher(externalUserId).matches()) {
-            throw ApiException.invalid("external_user_id", "must be non-empty without control characters");
+            throw InvalidInput.of("external_user_id", "must be non-empty without control characters");
         }
         return externalUserId;
     }

@@ -62,20 +62,15 @@ class UserRepository {
                 .query(UUID.class).single();
     }
 
-    /**
-     * Disables and detaches every device of the user, then removes the user (aliases cascade).
-     * Returns how many devices were disabled, or empty when there is no such user.
-     */
-    Optional<Integer> delete(UUID appId, String externalUserId) {
-        Optional<UUID> id = jdbc.sql("select id from users where app_id = :app and external_user_id = :ext for update")
+    /** The named user's id, row-locked until the transaction ends; empty when there is no such user. */
+    Optional<UUID> lockId(UUID appId, String externalUserId) {
+        return jdbc.sql("select id from users where app_id = :app and external_user_id = :ext for update")
                 .param("app", appId).param("ext", externalUserId).query(UUID.class).optional();
-        if (id.isEmpty()) return Optional.empty();
-        int disabled = jdbc.sql("select count(*) from devices where app_id = :app and user_id = :user and enabled")
-                .param("app", appId).param("user", id.get()).query(Integer.class).single();
-        jdbc.sql("update devices set enabled = false, user_id = null, updated_at = now() where app_id = :app and user_id = :user")
-                .param("app", appId).param("user", id.get()).update();
-        jdbc.sql("delete from users where app_id = :app and id = :id").param("app", appId).param("id", id.get()).update();
-        return Optional.of(disabled);
+    }
+
+    /** Removes the user; its aliases cascade. */
+    void delete(UUID appId, UUID userId) {
+        jdbc.sql("delete from users where app_id = :app and id = :id").param("app", appId).param("id", userId).update();
     }
 
     record AliasRow(String label, String value) {

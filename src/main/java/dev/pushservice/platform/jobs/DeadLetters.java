@@ -7,7 +7,6 @@ import com.github.kagkarlsson.scheduler.task.FailureHandler;
 import java.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -26,11 +25,11 @@ public class DeadLetters {
     private static final Logger log = LoggerFactory.getLogger(DeadLetters.class);
     static final int MAX_ERROR_LENGTH = 2000;
 
-    private final JdbcClient jdbc;
+    private final DeadLetterRepository deadLetters;
     private final TransactionTemplate transactions;
 
-    DeadLetters(JdbcClient jdbc, TransactionTemplate transactions) {
-        this.jdbc = jdbc;
+    DeadLetters(DeadLetterRepository deadLetters, TransactionTemplate transactions) {
+        this.deadLetters = deadLetters;
         this.transactions = transactions;
     }
 
@@ -60,14 +59,7 @@ public class DeadLetters {
             }
             // insert and delete commit together: a crash in between never loses or duplicates the job
             transactions.executeWithoutResult(status -> {
-                jdbc.sql("""
-                        insert into dead_letter_jobs (task_name, task_instance, attempts, last_error)
-                        values (:name, :instance, :attempts, :error)""")
-                        .param("name", execution.getTaskName())
-                        .param("instance", execution.getId())
-                        .param("attempts", attempts)
-                        .param("error", describe(cause))
-                        .update();
+                deadLetters.insert(execution.getTaskName(), execution.getId(), attempts, describe(cause));
                 operations.stop();
             });
             log.warn("Task {} instance {} dead-lettered after {} attempt(s){}", execution.getTaskName(),

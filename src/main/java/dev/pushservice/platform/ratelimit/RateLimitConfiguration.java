@@ -5,6 +5,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.TimeoutOptions;
+import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
@@ -31,10 +32,10 @@ class RateLimitConfiguration {
     }
 
     @Bean
-    RateLimiter rateLimiter(PushProperties properties, ObjectProvider<RedisClient> redis) {
+    RateLimiter rateLimiter(PushProperties properties, ObjectProvider<RedisClient> redis, Clock clock) {
         RedisClient client = redis.getIfAvailable();
         return client == null
                 ? new LocalRateLimiter(properties.rateLimit())
-                : new RedisRateLimiter(properties.rateLimit(), client);
+                : new RedisRateLimiter(properties.rateLimit(), client, clock);
     }
 }

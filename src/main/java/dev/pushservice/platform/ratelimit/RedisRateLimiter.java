@@ -9,6 +9,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -23,13 +24,15 @@ final class RedisRateLimiter implements RateLimiter {
 
     private final Buckets buckets;
     private final RedisClient client;
+    private final Clock clock;
     private volatile ProxyManager<String> proxies;
     private volatile long lastAttempt;
     private volatile long lastWarning;
 
-    RedisRateLimiter(PushProperties.RateLimit limits, RedisClient client) {
+    RedisRateLimiter(PushProperties.RateLimit limits, RedisClient client, Clock clock) {
         this.buckets = new Buckets(limits);
         this.client = client;
+        this.clock = clock;
     }
 
     /**
@@ -41,7 +44,7 @@ final class RedisRateLimiter implements RateLimiter {
         if (current != null) return current;
         synchronized (this) {
             if (proxies != null) return proxies;
-            long now = System.currentTimeMillis();
+            long now = clock.millis();
             if (now - lastAttempt < RECONNECT_PAUSE_MILLIS) {
                 throw new IllegalStateException("Redis not connected");
             }
@@ -63,7 +66,7 @@ final class RedisRateLimiter implements RateLimiter {
                     key -> proxies.builder().build(key, buckets::appConfig),
                     key -> proxies.builder().build(key, buckets::orgConfig));
         } catch (RuntimeException e) {
-            long now = System.currentTimeMillis();
+            long now = clock.millis();
             if (now - lastWarning > 10_000) {
                 lastWarning = now;
                 log.warn("Rate limits not enforced: Redis unreachable ({})", e.getClass().getSimpleName());

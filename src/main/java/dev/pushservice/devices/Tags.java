@@ -1,4 +1,4 @@
-package dev.pushservice.users;
+package dev.pushservice.devices;
 
 import dev.pushservice.platform.json.JsonInput;
 import java.util.LinkedHashMap;
@@ -10,7 +10,8 @@ import tools.jackson.databind.JsonNode;
  * Tag rules (spec "Device" and "User"): an object of scalar values; keys use letters, numbers,
  * {@code .}, {@code _}, {@code -}. Values are stored as strings: numbers and booleans as their JSON
  * text, JSON null as the empty string. Limits (ours): keys 1–128 characters, values up to 1,024
- * characters, at most 200 tags in one object.
+ * characters, at most 200 tags in one object. Tags are stored on the user; the rules live here
+ * because registration writes them, and the users and segments features read devices, never the reverse.
  */
 public final class Tags {
 

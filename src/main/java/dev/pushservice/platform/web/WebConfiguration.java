@@ -70,8 +70,9 @@ class WebConfiguration implements WebMvcConfigurer {
         return connector -> connector.setEncodedSolidusHandling(EncodedSolidusHandling.PASS_THROUGH.getValue());
     }
 
+    /** Static, so beans this configuration depends on (the rate limiter) can take the clock too. */
     @Bean
-    Clock clock() {
+    static Clock clock() {
         return Clock.systemUTC();
     }
 }

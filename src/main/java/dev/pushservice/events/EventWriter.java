@@ -35,7 +35,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * is queued before the threads end (the web server has stopped taking requests by then). Thread-safe.
  */
 @Component
-public class EventWriter implements SmartLifecycle {
+class EventWriter implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(EventWriter.class);
     private static final int RETRIES = 3;

@@ -6,7 +6,7 @@ import java.util.List;
 import tools.jackson.databind.JsonNode;
 
 /** A user as the API shows it: profile, aliases and devices; no internal or app ids. */
-public record UserView(
+record UserView(
         String externalUserId,
         String locale,
         String timezone,

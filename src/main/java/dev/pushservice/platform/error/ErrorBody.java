@@ -3,7 +3,7 @@ package dev.pushservice.platform.error;
 import java.util.List;
 
 /** The spec's error shape: {@code {"error":{"code","message","details"},"request_id"}}. */
-public record ErrorBody(Error error, String request_id) {
+record ErrorBody(Error error, String request_id) {
 
     public record Error(String code, String message, List<ErrorDetail> details) {
     }

@@ -16,7 +16,7 @@ import java.util.List;
  * @param redis {@code not_configured} without {@code REDIS_URL}
  * @param jobs background work as recorded in the database; null when the database is down
  */
-public record HealthReport(
+record HealthReport(
         String status,
         @JsonProperty("checked_at") Instant checkedAt,
         List<String> roles,

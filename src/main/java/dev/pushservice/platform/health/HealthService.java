@@ -21,7 +21,7 @@ import org.springframework.stereotype.Service;
  * taken wait for it rather than start another. Thread-safe.
  */
 @Service
-public class HealthService implements DisposableBean {
+class HealthService implements DisposableBean {
 
     static final Duration MAX_AGE = Duration.ofSeconds(1);
     static final Duration JOBS_MAX_AGE = Duration.ofSeconds(5);

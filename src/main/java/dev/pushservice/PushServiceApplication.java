@@ -13,7 +13,7 @@ public class PushServiceApplication {
 
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals("admin")) {
-            AdminCli.main(Arrays.copyOfRange(args, 1, args.length));
+            AdminCli.main(PushServiceApplication.class, Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         SpringApplication.run(PushServiceApplication.class, args);

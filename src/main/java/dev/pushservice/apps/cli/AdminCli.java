@@ -1,6 +1,5 @@
 package dev.pushservice.apps.cli;
 
-import dev.pushservice.PushServiceApplication;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -33,14 +32,18 @@ public final class AdminCli {
     private AdminCli() {
     }
 
-    /** Runs the CLI in this process and exits it with the command's status. */
-    public static void main(String[] args) {
+    /**
+     * Runs the CLI in this process and exits it with the command's status. {@code application} is
+     * the Spring Boot application class the commands start (passed in, so that this package does not
+     * depend on the entry point that depends on it).
+     */
+    public static void main(Class<?> application, String[] args) {
         PrintStream stdout = System.out;
         // Whatever libraries print (log lines included) goes to stderr: stdout carries only the command's output.
         System.setOut(System.err);
         int status;
         try {
-            status = run(args, stdout, System.err);
+            status = run(application, args, stdout, System.err);
         } catch (RuntimeException | Error e) {
             // a defect in the CLI itself: still one line, no stack trace
             System.err.println("Error: the admin CLI failed: " + rootMessage(e));
@@ -50,10 +53,10 @@ public final class AdminCli {
     }
 
     /** Runs one command; {@code args} are what follows {@code admin}. */
-    public static int run(String[] args, PrintStream stdout, PrintStream stderr) {
+    public static int run(Class<?> application, String[] args, PrintStream stdout, PrintStream stderr) {
         PrintWriter out = new PrintWriter(stdout, true, stdout.charset());
         PrintWriter err = new PrintWriter(stderr, true, stderr.charset());
-        try (CliSession session = new CliSession(out, err, AdminCli::startApplication, Clock.systemUTC())) {
+        try (CliSession session = new CliSession(out, err, () -> startApplication(application), Clock.systemUTC())) {
             CommandLine cli = new CommandLine(new AdminCommands.Admin(), new SessionFactory(session));
             cli.setOut(out);
             cli.setErr(err);
@@ -107,7 +110,7 @@ public final class AdminCli {
     }
 
     /** Starts the application for admin work: no web server, scheduler, bootstrap or log noise. */
-    private static ConfigurableApplicationContext startApplication() {
+    private static ConfigurableApplicationContext startApplication(Class<?> application) {
         List<String> settings = new ArrayList<>(List.of(
                 "--push.bootstrap.enabled=false",
                 "--db-scheduler.enabled=false",
@@ -127,7 +130,7 @@ public final class AdminCli {
             settings.add("--push.database.startup-wait=5s");
         }
         try {
-            return new SpringApplicationBuilder(PushServiceApplication.class)
+            return new SpringApplicationBuilder(application)
                     .web(WebApplicationType.NONE)
                     .bannerMode(Banner.Mode.OFF)
                     .logStartupInfo(false)

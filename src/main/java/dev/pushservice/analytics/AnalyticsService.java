@@ -4,10 +4,8 @@ import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.events.EventCounts;
 import dev.pushservice.events.EventType;
 import java.time.Clock;
-import java.time.DateTimeException;
 import java.time.LocalDate;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -45,8 +43,8 @@ class AnalyticsService {
 
     /** The last {@code days} days, today included. */
     Analytics lastDays(UUID app, int days) {
-        String timezone = settings.read(app).timezone();
-        LocalDate today = LocalDate.now(clock.withZone(zone(timezone)));
+        ZoneId zone = settings.timeZone(app);
+        LocalDate today = LocalDate.now(clock.withZone(zone));
         LocalDate from = today.minusDays(days - 1L);
 
         Map<LocalDate, Map<EventType, Long>> byDay = new HashMap<>();
@@ -63,14 +61,6 @@ class AnalyticsService {
         List<Outcome> outcomes = counts.totalsByName(app, EventType.OUTCOME, from, today).stream()
                 .map(t -> new Outcome(t.name(), t.total()))
                 .toList();
-        return new Analytics(days, timezone, daily, outcomes);
-    }
-
-    private static ZoneId zone(String id) {
-        try {
-            return ZoneId.of(id);
-        } catch (DateTimeException | NullPointerException e) {
-            return ZoneOffset.UTC;
-        }
+        return new Analytics(days, zone.getId(), daily, outcomes);
     }
 }

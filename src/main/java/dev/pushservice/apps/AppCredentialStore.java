@@ -2,6 +2,7 @@ package dev.pushservice.apps;
 
 import dev.pushservice.platform.crypto.SecretBox;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -72,6 +73,14 @@ public class AppCredentialStore {
                 .optional();
     }
 
+    /** Just the showable summary (no decryption). */
+    public Optional<JsonNode> summary(UUID appId, String provider) {
+        return jdbc.sql("select summary::text from app_credentials where app_id = :app and provider = :provider")
+                .param("app", appId).param("provider", provider)
+                .query((rs, n) -> json.readTree(rs.getString(1)))
+                .optional();
+    }
+
     /** Just the version (cheap: no decryption), for a provider checking whether its cached client is current. */
     public Optional<Long> version(UUID appId, String provider) {
         return jdbc.sql("select version from app_credentials where app_id = :app and provider = :provider")
@@ -86,6 +95,16 @@ public class AppCredentialStore {
                 .query((rs, n) -> out.put(rs.getString("provider"), json.readTree(rs.getString("summary"))))
                 .list();
         return out;
+    }
+
+    /** Apps with no credential for {@code provider}, at most {@code limit} of them. */
+    public List<UUID> appsWithout(String provider, int limit) {
+        return jdbc.sql("""
+                        select a.id from apps a
+                        where not exists (select 1 from app_credentials c where c.app_id = a.id and c.provider = :provider)
+                        order by a.id limit :limit""")
+                .param("provider", provider).param("limit", limit)
+                .query(UUID.class).list();
     }
 
     public boolean remove(UUID appId, String provider) {

@@ -28,6 +28,14 @@ class AppSettingsRepository {
                 .single();
     }
 
+    /** The app's time zone alone (IANA name); a hot-path read, no settings parsing. */
+    String timezone(UUID appId) {
+        return jdbc.sql("select timezone from apps where id = :app")
+                .param("app", appId)
+                .query(String.class)
+                .single();
+    }
+
     /** The row, locked until the transaction ends, so concurrent PATCHes do not lose each other's changes. */
     Row lock(UUID appId) {
         return jdbc.sql("select name, timezone, settings::text as settings from apps where id = :app for update")

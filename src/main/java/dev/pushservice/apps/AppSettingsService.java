@@ -6,7 +6,10 @@ import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
 import dev.pushservice.platform.json.JsonInput;
 import java.text.ParseException;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -20,9 +23,10 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * App settings: read, partial update, and the parsed identity-verification keys other features
- * need on hot paths (cached for {@value #CACHE_SECONDS} s; a change made through this instance is
- * visible at once, other instances see it within that time).
+ * App settings: read, partial update, and the single values other features need on hot paths: the
+ * parsed identity-verification keys and the app's time zone. Those are cached for
+ * {@value #CACHE_SECONDS} s: a change made through this instance is visible at once, other
+ * instances (and admin CLI runs) are seen within that time. Reading settings never writes.
  */
 @Service
 public class AppSettingsService {
@@ -34,6 +38,8 @@ public class AppSettingsService {
     private final JsonMapper json;
     private final Map<String, SettingsSection> sections = new java.util.LinkedHashMap<>();
     private final Cache<UUID, IdentityVerification> identity = Caffeine.newBuilder()
+            .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
+    private final Cache<UUID, ZoneId> zones = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
 
     AppSettingsService(AppSettingsRepository repository, JsonMapper json, List<SettingsSection> sections) {
@@ -60,6 +66,22 @@ public class AppSettingsService {
         return identity.get(appId, id -> parseIdentity(repository.find(id).settings().path("identity_verification")));
     }
 
+    /**
+     * The app's time zone (for "today" in analytics, local-time segment rules), read alone and
+     * cached; at most {@value #CACHE_SECONDS} s stale after a change made elsewhere.
+     */
+    public ZoneId timeZone(UUID appId) {
+        return zones.get(appId, id -> zone(repository.timezone(id)));
+    }
+
+    private static ZoneId zone(String id) {
+        try {
+            return ZoneId.of(id);
+        } catch (DateTimeException e) {
+            return ZoneOffset.UTC; // never stored: every write checks the name
+        }
+    }
+
     /** Validates and applies a PATCH body; only supplied fields change. Throws 422 listing every problem. */
     @Transactional
     public AppSettings update(UUID appId, JsonNode body) {
@@ -79,6 +101,7 @@ public class AppSettingsService {
         repository.update(appId, name == null ? null : name.strip(), timezone, settings);
         changes.forEach(Runnable::run);
         identity.invalidate(appId);
+        zones.invalidate(appId);
         return read(appId);
     }
 

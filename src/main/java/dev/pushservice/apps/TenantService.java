@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.UUID;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -25,10 +26,12 @@ public class TenantService {
 
     private final TenantRepository repository;
     private final Clock clock;
+    private final ApplicationEventPublisher events;
 
-    TenantService(TenantRepository repository, Clock clock) {
+    TenantService(TenantRepository repository, Clock clock, ApplicationEventPublisher events) {
         this.repository = repository;
         this.clock = clock;
+        this.events = events;
     }
 
     public Tenants.Organisation createOrganisation(String name) {
@@ -43,13 +46,21 @@ public class TenantService {
         return repository.organisation(orgId).orElseThrow(() -> new NoSuchElementException("No organisation " + orgId));
     }
 
+    /** Creates the app and, in the same transaction, what every app owns (see {@link AppCreated}). */
+    @Transactional
     public Tenants.App createApp(UUID orgId, String name, String timezone) {
         organisation(orgId);
         String zone = timezone == null || timezone.isBlank() ? "UTC" : timezone;
         if (!dev.pushservice.platform.json.TimeZones.isValid(zone)) {
             throw new IllegalArgumentException("Unknown time zone '" + zone + "'; use an IANA name such as Europe/Berlin");
         }
-        return repository.insertApp(orgId, requireName(name, "app"), zone);
+        return insertApp(orgId, requireName(name, "app"), zone);
+    }
+
+    private Tenants.App insertApp(UUID orgId, String name, String zone) {
+        Tenants.App app = repository.insertApp(orgId, name, zone);
+        events.publishEvent(new AppCreated(app.id()));
+        return app;
     }
 
     public List<Tenants.App> apps(UUID orgIdOrNull) {
@@ -124,7 +135,7 @@ public class TenantService {
         if (!repository.claimBootstrap()) return java.util.Optional.empty();
         if (!repository.organisations().isEmpty()) return java.util.Optional.empty();
         Tenants.Organisation org = repository.insertOrganisation("Default organisation");
-        Tenants.App app = repository.insertApp(org.id(), "Default app", "UTC");
+        Tenants.App app = insertApp(org.id(), "Default app", "UTC");
         Tenants.IssuedKey server = issueKey(app.id(), KeyKind.SERVER, "bootstrap server key", EnumSet.allOf(Scope.class), null);
         Tenants.IssuedKey client = issueKey(app.id(), KeyKind.PUBLIC, "bootstrap public key", Set.of(), null);
         return java.util.Optional.of(new BootstrapResult(org, app, server, client));

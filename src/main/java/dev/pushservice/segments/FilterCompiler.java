@@ -136,7 +136,7 @@ public class FilterCompiler {
     /** {@link #compile(UUID, Filter, String)} with the user-set form chosen by the caller (tests run both). */
     Compiled compile(UUID appId, Filter filter, String prefix, UserSets userSets) {
         if (!PREFIX.matcher(prefix).matches()) throw new IllegalArgumentException("bad parameter prefix: " + prefix);
-        ZoneId zone = needsZone(filter) ? ZoneId.of(settings.read(appId).timezone()) : ZoneOffset.UTC;
+        ZoneId zone = needsZone(filter) ? settings.timeZone(appId) : ZoneOffset.UTC;
         Builder b = new Builder(prefix, appId, zone, clock.instant(), json, userSets);
         String predicate = "d.user_id is not null and " + b.filter(filter);
         return new Compiled(String.join(" ", b.joins), predicate, b.params);

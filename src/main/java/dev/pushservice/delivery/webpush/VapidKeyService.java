@@ -13,10 +13,12 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Every app has one VAPID key pair, generated the first time it is needed (a settings read, the
- * public-key read, or a send) and stored encrypted in {@link AppCredentialStore}; concurrent first
- * uses agree on one pair (first writer wins). Replacing an app's pair orphans every browser
- * subscription made with the old one, so the service never rotates it by itself.
+ * Every app has one VAPID key pair, stored encrypted in {@link AppCredentialStore}. It is generated
+ * when the app is created ({@link VapidKeyProvisioning}); apps created before that rule get theirs
+ * when an instance starts, and a send generates one as a last resort. Reads never generate:
+ * {@link #publicKey} only reads. Concurrent generations agree on one pair (first writer wins).
+ * Replacing an app's pair orphans every browser subscription made with the old one, so the service
+ * never rotates it by itself.
  */
 @Service
 public class VapidKeyService implements CredentialSource<VapidKeys> {
@@ -31,24 +33,40 @@ public class VapidKeyService implements CredentialSource<VapidKeys> {
         this.json = json;
     }
 
-    /** The app's pair, generated and stored on first use. */
+    /** The app's pair for sending; generated and stored if the app has none yet (a send is a write path). */
     @Override
     public Optional<Versioned<VapidKeys>> find(UUID appId) {
         return Optional.of(cache.get(appId, this::loadOrCreate));
     }
 
-    /** The public key browsers subscribe with (base64url, uncompressed point). */
-    public String publicKey(UUID appId) {
-        return find(appId).orElseThrow().credentials().publicKeyBase64Url();
+    /**
+     * The public key browsers subscribe with (base64url, uncompressed point), or empty while the app
+     * has no pair (only an app created by an older version, until an instance of this one starts).
+     * Never writes.
+     */
+    public Optional<String> publicKey(UUID appId) {
+        Versioned<VapidKeys> cached = cache.getIfPresent(appId);
+        if (cached != null) return Optional.of(cached.credentials().publicKeyBase64Url());
+        return store.summary(appId, AppCredentialStore.WEBPUSH)
+                .map(summary -> summary.path("vapid_public_key").asString());
+    }
+
+    /** Generates and stores the app's pair unless it has one; joins the caller's transaction. */
+    void ensure(UUID appId) {
+        if (store.version(appId, AppCredentialStore.WEBPUSH).isEmpty()) generate(appId);
+    }
+
+    private void generate(UUID appId) {
+        VapidKeys fresh = VapidKeys.generate();
+        ObjectNode summary = json.createObjectNode().put("vapid_public_key", fresh.publicKeyBase64Url());
+        store.putIfAbsent(appId, AppCredentialStore.WEBPUSH, summary,
+                fresh.privateKeyBase64Url().getBytes(StandardCharsets.US_ASCII));
     }
 
     private Versioned<VapidKeys> loadOrCreate(UUID appId) {
         Optional<AppCredentialStore.Stored> stored = store.find(appId, AppCredentialStore.WEBPUSH);
         if (stored.isEmpty()) {
-            VapidKeys fresh = VapidKeys.generate();
-            ObjectNode summary = json.createObjectNode().put("vapid_public_key", fresh.publicKeyBase64Url());
-            store.putIfAbsent(appId, AppCredentialStore.WEBPUSH, summary,
-                    fresh.privateKeyBase64Url().getBytes(StandardCharsets.US_ASCII));
+            generate(appId);
             stored = store.find(appId, AppCredentialStore.WEBPUSH);
         }
         AppCredentialStore.Stored s = stored.orElseThrow();

@@ -3,6 +3,8 @@ package dev.pushservice.delivery.webpush;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.domain.Unavailable;
+import java.time.Duration;
 import java.util.Map;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -24,6 +26,8 @@ class WebPushKeyController {
     @GetMapping("/v1/app/webpush")
     @Authorize(value = Scope.DEVICES_WRITE, publicKeyAllowed = true)
     Map<String, String> vapidPublicKey(ApiPrincipal caller) {
-        return Map.of("vapid_public_key", vapid.publicKey(caller.appId()));
+        String key = vapid.publicKey(caller.appId()).orElseThrow(() -> new Unavailable(
+                "The app's Web Push key pair is not generated yet; retry shortly", Duration.ofSeconds(5)));
+        return Map.of("vapid_public_key", key);
     }
 }

@@ -9,7 +9,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The {@code webpush} section of app settings: read-only, it shows the app's VAPID public key
- * (generated on first read). The key pair is never replaced through the API, because that would
+ * (generated with the app; null only while an app made by an older version has none). The key pair is never replaced through the API, because that would
  * orphan every browser subscription made with it.
  */
 @Component
@@ -34,6 +34,6 @@ class WebPushSettings implements SettingsSection {
 
     @Override
     public Object read(UUID appId) {
-        return Map.of("vapid_public_key", vapid.publicKey(appId));
+        return vapid.publicKey(appId).map(key -> Map.of("vapid_public_key", key)).orElse(null);
     }
 }

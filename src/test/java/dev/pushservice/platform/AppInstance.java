@@ -38,6 +38,10 @@ final class AppInstance implements AutoCloseable {
         return context.getBean(type);
     }
 
+    <T> T bean(String name, Class<T> type) {
+        return context.getBean(name, type);
+    }
+
     /** Stops every lifecycle bean and starts them again, as a paused and resumed context does. */
     void stopAndStart() {
         context.stop();

@@ -51,7 +51,7 @@ class JobsTests {
         OneTimeTask<Greeting> apiSide = Tasks.oneTime("test-greet", Greeting.class)
                 .execute((instance, ctx) -> seenByApi.add(instance.getData().text()));
         try (AppInstance api = instance("api").beans(c -> register(c, apiSide)).start()) {
-            assertThat(api.bean(dev.pushservice.platform.jobs.JobWorker.class).isRunning()).isFalse();
+            assertThat(api.bean("jobWorker", dev.pushservice.platform.jobs.JobRunner.class).isRunning()).isFalse();
             SchedulerClient client = api.bean(SchedulerClient.class);
             client.scheduleIfNotExists(apiSide.instance("due", new Greeting("hello")), Instant.now().minusSeconds(30));
             client.scheduleIfNotExists(apiSide.instance("later", new Greeting("later")), Instant.now().plus(Duration.ofHours(1)));
@@ -88,7 +88,7 @@ class JobsTests {
                 .execute((instance, ctx) -> seen.add(instance.getData().text()));
         try (AppInstance worker = instance("worker").beans(c -> register(c, task)).start()) {
             worker.stopAndStart();
-            assertThat(worker.bean(dev.pushservice.platform.jobs.JobWorker.class).isRunning()).isTrue();
+            assertThat(worker.bean("jobWorker", dev.pushservice.platform.jobs.JobRunner.class).isRunning()).isTrue();
             worker.bean(SchedulerClient.class).scheduleIfNotExists(task.instance("after-restart", new Greeting("again")), Instant.now());
             await().atMost(Duration.ofSeconds(20)).until(() -> !seen.isEmpty());
             assertThat(seen).containsExactly("again");

@@ -12,7 +12,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param databaseUrl {@code postgres://…} or {@code jdbc:postgresql://…}; blank starts the embedded PostgreSQL
  * @param redisUrl blank keeps rate limits in-process; set, they are shared through Redis
  * @param secretKey base64 AES key for secrets at rest; blank generates one into the data dir
- * @param roles which parts run in this instance: {@code api}, {@code worker}, {@code scheduler}
+ * @param roles which parts run in this instance ({@link Role}: {@code api}, {@code worker}, {@code scheduler});
+ *              an unknown name stops the start with a message naming it
  * @param maxRequestBytes largest accepted request body
  * @param rateLimit per-organisation and per-app request limits
  * @param defaultActiveDeviceLimit the active-device limit new organisations get; 0 means unlimited
@@ -32,6 +33,13 @@ public record PushProperties(
     public PushProperties {
         if (dataDir == null) dataDir = Path.of("data");
         if (roles == null || roles.isEmpty()) roles = Set.of("api", "worker", "scheduler");
+        roles = roles.stream().map(r -> r.strip().toLowerCase(java.util.Locale.ROOT)).collect(java.util.stream.Collectors.toUnmodifiableSet());
+        for (String role : roles) {
+            if (Role.of(role).isEmpty()) {
+                throw new IllegalArgumentException("PUSH_ROLES: unknown role '" + role
+                        + "'; use a comma-separated list of api, worker, scheduler");
+            }
+        }
         if (maxRequestBytes <= 0) maxRequestBytes = 1024 * 1024;
         if (rateLimit == null) rateLimit = new RateLimit(0, 0, 0, 0);
         if (database == null) database = new Database(0, null, null);
@@ -51,8 +59,8 @@ public record PushProperties(
         return redisUrl != null && !redisUrl.isBlank();
     }
 
-    public boolean hasRole(String role) {
-        return roles.contains(role);
+    public boolean hasRole(Role role) {
+        return roles.contains(role.value());
     }
 
     /**

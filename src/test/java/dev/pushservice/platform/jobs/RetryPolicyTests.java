@@ -48,10 +48,10 @@ class RetryPolicyTests {
 
     @Test
     void unknownRoleStopsStartUp() {
-        PushProperties props = new PushProperties(null, null, null, null, Set.of("api", "wrker"), 0, null, null, 0);
-        assertThatThrownBy(() -> new JobsConfiguration().jobInstanceName(props))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("wrker");
-        PushProperties fine = new PushProperties(null, null, null, null, Set.of("api", "worker", "scheduler"), 0, null, null, 0);
-        assertThat(new JobsConfiguration().jobInstanceName(fine).value()).contains("#");
+        assertThatThrownBy(() -> new PushProperties(null, null, null, null, Set.of("api", "wrker"), 0, null, null, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'wrker'");
+        PushProperties fine = new PushProperties(null, null, null, null, Set.of("API", " worker", "scheduler"), 0, null, null, 0);
+        assertThat(fine.roles()).containsExactlyInAnyOrder("api", "worker", "scheduler");
+        assertThat(new JobsConfiguration().jobInstanceName().value()).contains("#");
     }
 }

@@ -4,6 +4,7 @@ import java.util.function.Supplier;
 
 import com.github.kagkarlsson.scheduler.Scheduler;
 import com.github.kagkarlsson.scheduler.boot.config.DbSchedulerStarter;
+import dev.pushservice.platform.config.Role;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -12,8 +13,10 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * Runs the {@link Scheduler} in {@code worker} instances: starts it once the context is refreshed
- * (after Flyway), and on shutdown stops it and releases what it still holds.
+ * Runs one db-scheduler {@link Scheduler} for one role, in instances that have the role: the
+ * {@code worker} one executes queued work from {@code scheduled_tasks}, the {@code scheduler} one
+ * runs recurring tasks from {@code recurring_tasks} (see the package documentation). Starts it once
+ * the context is refreshed (after Flyway), and on shutdown stops it and releases what it still holds.
  *
  * <p>Shutdown, in the same lifecycle phase as the web server's graceful shutdown, so that HTTP
  * requests and running tasks drain in parallel: db-scheduler stops polling, lets running executions
@@ -21,29 +24,31 @@ import org.springframework.jdbc.core.simple.JdbcClient;
  * db-scheduler itself leaves an execution that is still running then, or that was fetched but never
  * started, marked picked; other workers would revive it only after its heartbeat goes stale
  * ({@code heartbeat-interval} × {@code missed-heartbeats-limit}). This class instead marks every
- * execution still picked by this process unpicked, so another worker (or this one after a restart)
- * takes it at its next poll. A task interrupted by shutdown counts as one failed attempt.
+ * execution still picked by this process in its table unpicked, so another instance (or this one
+ * after a restart) takes it at its next poll. A task interrupted by shutdown counts as one failed attempt.
  *
  * <p>A db-scheduler {@link Scheduler} cannot be started again once stopped, so each start builds a
  * fresh one: the context may be stopped and started again (Spring's test context cache pauses
  * idle contexts; {@code ConfigurableApplicationContext#stop/start} does the same).
  */
-public final class JobWorker implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
+public final class JobRunner implements SmartLifecycle, DbSchedulerStarter, DisposableBean {
 
-    private static final Logger log = LoggerFactory.getLogger(JobWorker.class);
+    private static final Logger log = LoggerFactory.getLogger(JobRunner.class);
 
+    private final Role role;
     private final Supplier<Scheduler> schedulers;
     private volatile Scheduler scheduler;
-    private final boolean worker;
+    private final boolean enabled;
     private final JdbcClient jdbc;
     private final String table;
     private final String name;
     private volatile boolean running;
     private volatile Thread stopping;
 
-    JobWorker(Supplier<Scheduler> schedulers, boolean worker, JdbcClient jdbc, String table, String name) {
+    JobRunner(Role role, Supplier<Scheduler> schedulers, boolean enabled, JdbcClient jdbc, String table, String name) {
+        this.role = role;
         this.schedulers = schedulers;
-        this.worker = worker;
+        this.enabled = enabled;
         this.jdbc = jdbc;
         this.table = table;
         this.name = name;
@@ -58,8 +63,8 @@ public final class JobWorker implements SmartLifecycle, DbSchedulerStarter, Disp
     @Override
     public synchronized void start() {
         if (running) return;
-        if (!worker) {
-            log.info("Role 'worker' not set: background tasks are scheduled here but executed by worker instances");
+        if (!enabled) {
+            log.info("Role '{}' not in PUSH_ROLES: {} run on other instances", role.value(), what());
             return;
         }
         scheduler = schedulers.get();
@@ -104,12 +109,21 @@ public final class JobWorker implements SmartLifecycle, DbSchedulerStarter, Disp
                     .param("name", name)
                     .update();
             if (released > 0) {
-                log.warn("Released {} unfinished task execution(s) for other workers", released);
+                log.warn("Released {} unfinished {} execution(s) for other instances", released, role.value());
             }
         } catch (RuntimeException e) {
             log.warn("Could not release unfinished task executions; they are revived once their heartbeat is stale: {}",
                     e.getMessage());
         }
+    }
+
+    private String what() {
+        return role == Role.WORKER ? "queued background tasks" : "recurring tasks";
+    }
+
+    /** The role this runner serves. */
+    public Role role() {
+        return role;
     }
 
     @Override

@@ -14,8 +14,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Every app has one VAPID key pair, stored encrypted in {@link AppCredentialStore}. It is generated
- * when the app is created ({@link VapidKeyProvisioning}); apps created before that rule get theirs
- * when an instance starts, and a send generates one as a last resort. Reads never generate:
+ * when the service creates the app, or soon after by the scheduler role ({@link VapidKeyProvisioning});
+ * a send generates one as a last resort. Reads never generate:
  * {@link #publicKey} only reads. Concurrent generations agree on one pair (first writer wins).
  * Replacing an app's pair orphans every browser subscription made with the old one, so the service
  * never rotates it by itself.
@@ -41,8 +41,8 @@ public class VapidKeyService implements CredentialSource<VapidKeys> {
 
     /**
      * The public key browsers subscribe with (base64url, uncompressed point), or empty while the app
-     * has no pair (only an app created by an older version, until an instance of this one starts).
-     * Never writes.
+     * has no pair (made by the admin CLI or an older version, for the seconds until the scheduler
+     * role makes one). Never writes.
      */
     public Optional<String> publicKey(UUID appId) {
         Versioned<VapidKeys> cached = cache.getIfPresent(appId);

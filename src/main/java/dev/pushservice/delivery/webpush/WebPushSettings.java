@@ -9,7 +9,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * The {@code webpush} section of app settings: read-only, it shows the app's VAPID public key
- * (generated with the app; null only while an app made by an older version has none). The key pair is never replaced through the API, because that would
+ * (generated with the app; null only for the seconds until the scheduler role makes a missing one). The key pair is never replaced through the API, because that would
  * orphan every browser subscription made with it.
  */
 @Component

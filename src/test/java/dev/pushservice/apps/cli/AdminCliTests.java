@@ -100,6 +100,9 @@ class AdminCliTests extends ApiTest {
     @org.springframework.beans.factory.annotation.Autowired
     dev.pushservice.delivery.fcm.FcmSettings fcmCredentials;
 
+    @org.springframework.beans.factory.annotation.Autowired
+    dev.pushservice.delivery.webpush.VapidKeyService vapidKeys;
+
     @Test
     void organisationsAndAppsAreCreatedAndListed() {
         String name = "Acme " + UUID.randomUUID();
@@ -121,6 +124,12 @@ class AdminCliTests extends ApiTest {
         JsonNode web = runs.get(2).succeeded().json();
         assertThat(web.path("timezone").asString()).isEqualTo("UTC");
         assertThat(web.path("org_id").asString()).isEqualTo(orgId.toString());
+        // the CLI (which may hold another PUSH_SECRET_KEY) leaves the Web Push key pair to the service's scheduler
+        UUID webId = UUID.fromString(web.path("id").asString());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> vapidKeys.publicKey(webId).isPresent());
+        assertThat(vapidKeys.find(webId).orElseThrow().credentials().publicKeyBase64Url())
+                .isEqualTo(vapidKeys.publicKey(webId).orElseThrow());
 
         Run apps = cli("app", "list", "--org", orgId.toString()).succeeded();
         assertThat(apps.out().lines().toList()).hasSize(3);

@@ -61,4 +61,11 @@ class LayeringTests {
     static final ArchRule featuresAreFreeOfCycles = slices()
             .matching("dev.pushservice.(*)..")
             .should().beFreeOfCycles();
+
+    /** The entry point depends on the packages; none of them on it (the admin CLI gets the class passed in). */
+    @ArchTest
+    static final ArchRule nothingDependsOnTheEntryPoint = noClasses()
+            .that().resideOutsideOfPackage("dev.pushservice")
+            .should().dependOnClassesThat().haveFullyQualifiedName("dev.pushservice.PushServiceApplication")
+            .because("the application class and the packages it starts must not form a cycle");
 }

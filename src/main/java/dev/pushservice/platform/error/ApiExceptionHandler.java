@@ -6,7 +6,7 @@ import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.Malformed;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Unavailable;
-import dev.pushservice.platform.web.RequestIds;
+import dev.pushservice.platform.requestid.RequestIds;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
 import java.util.stream.Collectors;

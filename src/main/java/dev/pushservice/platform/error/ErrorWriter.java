@@ -1,6 +1,6 @@
 package dev.pushservice.platform.error;
 
-import dev.pushservice.platform.web.RequestIds;
+import dev.pushservice.platform.requestid.RequestIds;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package dev.pushservice.platform.error;
 
-import dev.pushservice.platform.web.RequestIds;
+import dev.pushservice.platform.requestid.RequestIds;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.pushservice.platform.web;
 
+import dev.pushservice.platform.requestid.RequestIds;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,4 +1,4 @@
-package dev.pushservice.platform.web;
+package dev.pushservice.platform.requestid;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.pushservice.platform.web;
+package dev.pushservice.platform.requestid;
 
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.UUID;

@@ -28,6 +28,19 @@ public enum ErrorCode {
         return status;
     }
 
+    /**
+     * The code for a response whose status someone else chose (the servlet container, a forward to
+     * {@code /error}): the code of that status, else {@code malformed_request} for other 4xx and
+     * {@code internal_error} for 5xx. A 5xx about the request itself (501, 505) is the client's
+     * doing, so {@code malformed_request} too.
+     */
+    public static ErrorCode forStatus(int status) {
+        for (ErrorCode code : values()) {
+            if (code.status.value() == status) return code;
+        }
+        return status >= 500 && status != 501 && status != 505 ? INTERNAL_ERROR : MALFORMED_REQUEST;
+    }
+
     /** The wire value, e.g. {@code validation_failed}. */
     public String code() {
         return name().toLowerCase(java.util.Locale.ROOT);

@@ -20,18 +20,7 @@ class FallbackErrorController implements ErrorController {
     ResponseEntity<ErrorBody> error(HttpServletRequest request) {
         Object status = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
         int code = status instanceof Integer i ? i : 500;
-        ErrorCode error = switch (code) {
-            case 400 -> ErrorCode.MALFORMED_REQUEST;
-            case 401 -> ErrorCode.UNAUTHORIZED;
-            case 403 -> ErrorCode.FORBIDDEN;
-            case 404 -> ErrorCode.NOT_FOUND;
-            case 405 -> ErrorCode.METHOD_NOT_ALLOWED;
-            case 413 -> ErrorCode.PAYLOAD_TOO_LARGE;
-            case 415 -> ErrorCode.UNSUPPORTED_MEDIA_TYPE;
-            case 429 -> ErrorCode.RATE_LIMITED;
-            case 503 -> ErrorCode.SERVICE_UNAVAILABLE;
-            default -> code >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.MALFORMED_REQUEST;
-        };
+        ErrorCode error = ErrorCode.forStatus(code);
         String message = error == ErrorCode.INTERNAL_ERROR
                 ? "Internal error; quote the request id when reporting it"
                 : "Request could not be processed (" + code + ")";

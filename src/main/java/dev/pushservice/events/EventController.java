@@ -111,38 +111,7 @@ class EventController {
             in.reject("metadata", "must be at most " + MAX_METADATA_BYTES + " bytes as compact JSON");
             return null;
         }
-        if (!storable(value)) {
-            // PostgreSQL jsonb cannot hold these; refusing here keeps them out of the batch
-            in.reject("metadata", "strings and keys must not contain U+0000 or unpaired surrogates");
-            return null;
-        }
         return text;
-    }
-
-    private static boolean storable(JsonNode node) {
-        if (node.isString()) return storable(node.stringValue());
-        if (node.isObject()) {
-            for (var e : node.properties()) {
-                if (!storable(e.getKey()) || !storable(e.getValue())) return false;
-            }
-        } else if (node.isArray()) {
-            for (JsonNode item : node) if (!storable(item)) return false;
-        }
-        return true;
-    }
-
-    private static boolean storable(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == 0) return false;
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
-                i++;
-            } else if (Character.isLowSurrogate(c)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static Instant occurredAt(JsonInput in, Instant now) {

@@ -218,13 +218,16 @@ class EventTests extends ApiTest {
         String fits = prefix + "x".repeat(16 * 1024 - 8) + "\"}}";
         String tooBig = prefix + "x".repeat(16 * 1024 - 7) + "\"}}";
         assertThat(submit(app.publicKey(), fits).status()).isEqualTo(202);
-        for (String body : List.of(tooBig, prefix + "a\\u0000b\"}}", prefix + "\\ud800\"}}",
-                "{\"event_type\":\"opened\",\"metadata\":{\"k\\u0000\":1}}",
-                "{\"event_type\":\"opened\",\"metadata\":{\"deep\":[{\"x\":\"\\udc00\"}]}}")) {
+        // one rule for every body (platform.json.StorableText): the detail names the string or key
+        Map<String, String> bodies = Map.of(tooBig, "metadata", prefix + "a\\u0000b\"}}", "metadata.v",
+                prefix + "\\ud800\"}}", "metadata.v",
+                "{\"event_type\":\"opened\",\"metadata\":{\"k\\u0000\":1}}", "metadata.k\\u0000",
+                "{\"event_type\":\"opened\",\"metadata\":{\"deep\":[{\"x\":\"\\udc00\"}]}}", "metadata.deep[0].x");
+        bodies.forEach((body, field) -> {
             TestApi.Response r = submit(app.publicKey(), body);
             assertError(r, 422, "validation_failed");
-            assertThat(fields(r)).containsExactly("metadata");
-        }
+            assertThat(fields(r)).as(body).containsExactly(field);
+        });
         assertThat(events(app)).isEqualTo(1);
     }
 

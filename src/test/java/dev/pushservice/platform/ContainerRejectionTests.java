@@ -44,6 +44,13 @@ class ContainerRejectionTests extends ApiTest {
     }
 
     @Test
+    void aPathThatIsNotUtf8IsAJsonError() throws IOException {
+        // a surrogate encoded on its own (CESU-8) is not UTF-8: Tomcat refuses the path before routing
+        assertShapedError(send("GET /v1/users/a%ED%A0%80b HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), 400, "malformed_request");
+        assertShapedError(send("GET /v1/users/a%FFb HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), 400, "malformed_request");
+    }
+
+    @Test
     void aPathAboveTheRootIsAJsonError() throws IOException {
         assertShapedError(send("GET /v1/../../etc/passwd HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"), 400, "malformed_request");
     }

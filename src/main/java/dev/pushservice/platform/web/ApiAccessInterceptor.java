@@ -5,9 +5,12 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
+import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.json.StorableText;
 import dev.pushservice.platform.ratelimit.RateLimiter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -15,10 +18,15 @@ import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.util.WebUtils;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Scope (403) then rate limit (429) for the matched {@code /v1} handler. Every answer, refused or
- * not, carries {@code RateLimit-Policy} and {@code RateLimit} (draft-ietf-httpapi-ratelimit-headers).
+ * Scope (403), then rate limit (429), then the one text rule ({@link StorableText}: no U+0000 or
+ * unpaired surrogate in any body string or key, query parameter or path value; 422 naming each) for
+ * the matched {@code /v1} handler, before the route reads anything. Every answer, refused or not,
+ * carries {@code RateLimit-Policy} and {@code RateLimit} (draft-ietf-httpapi-ratelimit-headers).
  */
 @Component
 class ApiAccessInterceptor implements HandlerInterceptor {
@@ -26,9 +34,11 @@ class ApiAccessInterceptor implements HandlerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(ApiAccessInterceptor.class);
 
     private final RateLimiter rateLimiter;
+    private final JsonMapper json;
 
-    ApiAccessInterceptor(RateLimiter rateLimiter) {
+    ApiAccessInterceptor(RateLimiter rateLimiter, JsonMapper json) {
         this.rateLimiter = rateLimiter;
+        this.json = json;
     }
 
     @Override
@@ -56,7 +66,29 @@ class ApiAccessInterceptor implements HandlerInterceptor {
                     "Rate limit exceeded for this " + which + "; retry after " + decision.retryAfterSeconds() + " s",
                     List.of(), Map.of("Retry-After", Long.toString(decision.retryAfterSeconds())));
         }
+        refuseUnstorableText(request);
         return true;
+    }
+
+    private void refuseUnstorableText(HttpServletRequest request) {
+        List<ErrorDetail> details = new ArrayList<>();
+        request.getParameterMap().forEach((name, values) -> {
+            boolean storable = StorableText.isStorable(name);
+            for (String value : values) storable &= StorableText.isStorable(value);
+            if (!storable) details.add(new ErrorDetail(StorableText.printable(name), StorableText.MESSAGE));
+        });
+        if (request.getAttribute(HandlerMapping.URI_TEMPLATE_VARIABLES_ATTRIBUTE) instanceof Map<?, ?> variables) {
+            variables.forEach((name, value) -> {
+                if (value instanceof String s && !StorableText.isStorable(s)) {
+                    details.add(new ErrorDetail(String.valueOf(name), StorableText.MESSAGE));
+                }
+            });
+        }
+        BufferedBodyRequest body = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
+        if (body != null) details.addAll(StorableText.check(json, body.body()));
+        if (!details.isEmpty()) {
+            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed", details);
+        }
     }
 
     private static void writeHeaders(HttpServletResponse response, RateLimiter.Decision decision) {

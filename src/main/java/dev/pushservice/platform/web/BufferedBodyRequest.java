@@ -19,6 +19,11 @@ final class BufferedBodyRequest extends HttpServletRequestWrapper {
         this.body = body;
     }
 
+    /** The body as read; callers must not change it. */
+    byte[] body() {
+        return body;
+    }
+
     @Override
     public ServletInputStream getInputStream() {
         ByteArrayInputStream in = new ByteArrayInputStream(body);

@@ -1,0 +1,108 @@
+package dev.pushservice.platform.json;
+
+import dev.pushservice.platform.error.ErrorDetail;
+import java.util.ArrayList;
+import java.util.List;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.TokenStreamContext;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The one rule for text the service accepts: no U+0000 (NUL) and no unpaired surrogate, in any JSON
+ * string of a request body (values and keys), any query parameter and any path value. PostgreSQL
+ * cannot store U+0000 in {@code text} or {@code jsonb}, and an unpaired surrogate is not Unicode text
+ * (it cannot be written as UTF-8); refused once, before any route sees the input, they can never
+ * reach a column, a log line or a push payload. Stateless and thread-safe.
+ */
+public final class StorableText {
+
+    /** The message of every detail this class reports. */
+    public static final String MESSAGE = "must not contain U+0000 (NUL) or an unpaired surrogate";
+    static final int MAX_DETAILS = 50;
+    private static final int MAX_FIELD = 200;
+
+    private StorableText() {
+    }
+
+    /** True when {@code s} has neither U+0000 nor an unpaired surrogate. */
+    public static boolean isStorable(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == 0 || Character.isLowSurrogate(c)) return false;
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
+                i++;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * One detail per string or key of the JSON {@code body} that is not storable (at most
+     * {@value #MAX_DETAILS}), each naming its path ({@code tags.plan}, {@code content.data.k[2]}). A
+     * body that is not JSON gives none: the route refuses it as malformed, before it can use it.
+     */
+    public static List<ErrorDetail> check(JsonMapper json, byte[] body) {
+        if (!mayHoldUnstorable(body)) return List.of();
+        List<ErrorDetail> details = new ArrayList<>();
+        try (JsonParser parser = json.createParser(body)) {
+            JsonToken token;
+            while ((token = parser.nextToken()) != null && details.size() < MAX_DETAILS) {
+                if ((token == JsonToken.PROPERTY_NAME || token == JsonToken.VALUE_STRING) && !isStorable(parser.getString())) {
+                    details.add(new ErrorDetail(path(parser.streamReadContext()), MESSAGE));
+                }
+            }
+        } catch (JacksonException e) {
+            return List.of();
+        }
+        return details;
+    }
+
+    /**
+     * A cheap first pass over the bytes: JSON text can hold U+0000 only as the escape <code>&#92;u0000</code>
+     * (raw control characters are not JSON), and a surrogate only as a <code>&#92;u</code> escape or as the
+     * three-byte form starting with 0xED. Bodies without either (most of them) are not parsed twice.
+     */
+    private static boolean mayHoldUnstorable(byte[] body) {
+        for (int i = 0; i < body.length; i++) {
+            byte b = body[i];
+            if (b == (byte) 0xED) return true;
+            if (b == '\\' && i + 1 < body.length && body[i + 1] == 'u') return true;
+        }
+        return false;
+    }
+
+    /** The path of the current token in the error-detail form: {@code a.b[2].c}. */
+    private static String path(TokenStreamContext context) {
+        List<String> parts = new ArrayList<>();
+        for (TokenStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
+            if (c.inArray()) parts.add("[" + Math.max(0, c.getCurrentIndex()) + "]");
+            else if (c.currentName() != null) parts.add("." + printable(c.currentName()));
+        }
+        StringBuilder path = new StringBuilder();
+        for (int i = parts.size() - 1; i >= 0; i--) path.append(parts.get(i));
+        String s = path.length() > 0 && path.charAt(0) == '.' ? path.substring(1) : path.toString();
+        if (s.length() <= MAX_FIELD) return s;
+        int cut = Character.isHighSurrogate(s.charAt(MAX_FIELD - 1)) ? MAX_FIELD - 1 : MAX_FIELD;
+        return s.substring(0, cut) + "…";
+    }
+
+    /** A name as it can be shown: U+0000, other control characters and unpaired surrogates as <code>&#92;uXXXX</code>. */
+    public static String printable(String s) {
+        StringBuilder out = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            boolean pair = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+            if (pair) {
+                out.append(c).append(s.charAt(++i));
+            } else if (Character.isISOControl(c) || Character.isSurrogate(c)) {
+                out.append(String.format("\\u%04x", (int) c));
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+}

@@ -23,9 +23,10 @@ public sealed interface Filter {
 
     /**
      * A leaf: {@code field operator value}. {@code value} is already converted to what the field
-     * kind compares: a {@code String}, {@code Boolean}, {@code java.math.BigDecimal} (numeric tag
-     * comparisons), {@code java.time.Instant} (timestamps), {@code Integer} (day windows), a
-     * {@code List} of those ({@code in}/{@code not_in}), or null ({@code exists}/{@code not_exists}).
+     * kind compares: a {@code String} (text; tag values and {@code contains} on any field, tag numbers
+     * and booleans as their JSON text), {@code Boolean}, {@code java.time.Instant} (timestamps),
+     * {@code Integer} (day windows), a {@code List} of those ({@code in}/{@code not_in}), or null
+     * ({@code exists}/{@code not_exists}).
      * {@code json} is the value as the client sent it, returned on reads.
      */
     record Condition(Field field, Operator operator, Object value, tools.jackson.databind.JsonNode json) implements Filter {
@@ -47,16 +48,20 @@ public sealed interface Filter {
         }
     }
 
-    /** The field list of the spec, with the operators each accepts (our decision, documented in the report). */
+    /**
+     * The field list of the spec, with the operators each accepts: the spec's general fields take
+     * every general operator, event fields their four (docs/api-decisions.md, "Segments", says what
+     * each means where the spec is silent).
+     */
     enum Kind {
-        PLATFORM("platform", false, Set.of(Operator.EQ, Operator.NEQ, Operator.IN, Operator.NOT_IN)),
-        LOCALE("locale", false, Operator.TEXT),
-        TIMEZONE("timezone", false, Operator.TEXT),
-        APP_VERSION("app_version", false, Operator.ORDERED_TEXT),
-        ENABLED("enabled", false, Set.of(Operator.EQ, Operator.NEQ)),
-        CREATED_AT("created_at", false, Operator.RANGE),
-        LAST_SEEN_AT("last_seen_at", false, Operator.RANGE),
-        TAG("tag", true, Operator.ORDERED_TEXT),
+        PLATFORM("platform", false, Operator.GENERAL),
+        LOCALE("locale", false, Operator.GENERAL),
+        TIMEZONE("timezone", false, Operator.GENERAL),
+        APP_VERSION("app_version", false, Operator.GENERAL),
+        ENABLED("enabled", false, Operator.GENERAL),
+        CREATED_AT("created_at", false, Operator.GENERAL),
+        LAST_SEEN_AT("last_seen_at", false, Operator.GENERAL),
+        TAG("tag", true, Operator.GENERAL),
         EVENT("event", true, Operator.EVENT),
         CUSTOM_EVENT("custom_event", true, Operator.EVENT);
 
@@ -83,8 +88,8 @@ public sealed interface Filter {
     enum Operator {
         EQ, NEQ, IN, NOT_IN, CONTAINS, GT, GTE, LT, LTE, EXISTS, NOT_EXISTS, WITHIN_DAYS, NOT_WITHIN_DAYS;
 
-        static final Set<Operator> TEXT = Set.of(EQ, NEQ, IN, NOT_IN, CONTAINS, EXISTS, NOT_EXISTS);
-        static final Set<Operator> ORDERED_TEXT = Set.of(EQ, NEQ, IN, NOT_IN, CONTAINS, GT, GTE, LT, LTE, EXISTS, NOT_EXISTS);
+        /** What the spec's general fields accept: all eleven, on every one of them. */
+        static final Set<Operator> GENERAL = Set.of(EQ, NEQ, IN, NOT_IN, CONTAINS, GT, GTE, LT, LTE, EXISTS, NOT_EXISTS);
         static final Set<Operator> RANGE = Set.of(GT, GTE, LT, LTE);
         static final Set<Operator> EVENT = Set.of(EXISTS, NOT_EXISTS, WITHIN_DAYS, NOT_WITHIN_DAYS);
 

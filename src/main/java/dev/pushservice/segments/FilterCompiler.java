@@ -4,6 +4,7 @@ import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.segments.Filter.Condition;
 import dev.pushservice.segments.Filter.Group;
 import dev.pushservice.segments.Filter.Operator;
+import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -175,6 +176,13 @@ public class FilterCompiler {
         };
     }
 
+    /** The same text as {@code segment_tag_number} reads as a number (V6__segments.sql), or null. */
+    private static final Pattern NUMBER = Pattern.compile("-?[0-9]{1,30}(\\.[0-9]{1,30})?([eE][-+]?[0-9]{1,3})?");
+
+    static BigDecimal number(String s) {
+        return NUMBER.matcher(s).matches() ? new BigDecimal(s) : null;
+    }
+
     /** One join of {@code device_event_last}: an event key, and the start of its window (null: any time). */
     private record EventJoin(String key, Instant since) {
     }
@@ -205,8 +213,12 @@ public class FilterCompiler {
         /** Adds a parameter and returns its placeholder. */
         String param(Object value) {
             String name = prefix + "_" + (params.size() + 1);
-            params.put(name, value instanceof Instant i ? OffsetDateTime.ofInstant(i, ZoneOffset.UTC) : value);
+            params.put(name, value instanceof List<?> list ? list.stream().map(Builder::jdbc).toList() : jdbc(value));
             return ":" + name;
+        }
+
+        private static Object jdbc(Object value) {
+            return value instanceof Instant i ? OffsetDateTime.ofInstant(i, ZoneOffset.UTC) : value;
         }
 
         String filter(Filter f) {
@@ -225,35 +237,55 @@ public class FilterCompiler {
         String condition(Condition c) {
             Operator op = c.operator();
             return switch (c.field().kind()) {
-                case PLATFORM -> compare("d.platform", op, c.value());
+                case PLATFORM -> compare("d.platform", op, c.value(), true);
                 case LOCALE -> deviceOrUser("locale", op, c.value());
                 case TIMEZONE -> deviceOrUser("timezone", op, c.value());
-                case ENABLED -> compare("d.enabled", op, c.value());
-                case CREATED_AT -> compare("d.created_at", op, c.value());
-                case LAST_SEEN_AT -> compare("d.last_seen_at", op, c.value());
+                case ENABLED -> op == Operator.CONTAINS
+                        ? contains("cast(d.enabled as text)", c.value())
+                        : compare("d.enabled", op, c.value(), false);
+                case CREATED_AT -> timestamp("d.created_at", op, c.value());
+                case LAST_SEEN_AT -> timestamp("d.last_seen_at", op, c.value());
                 // app_version_key is segment_version_key(app_version), stored: a regex per row costs seconds per million
-                case APP_VERSION -> op.isRange()
+                case APP_VERSION -> op.isRange() && FilterParser.isVersion((String) c.value())
                         ? "d.app_version_key " + sqlOperator(op) + " segment_version_key(cast(" + param(c.value()) + " as text))"
-                        : compare("d.app_version", op, c.value());
+                        : compare("d.app_version", op, c.value(), true);
                 case TAG -> userSet(u -> tag(u, c.field().key(), op, c.value()));
                 case EVENT -> event(c.field().key(), op, c.value());
                 case CUSTOM_EVENT -> event("custom:" + c.field().key(), op, c.value());
             };
         }
 
-        /** {@code neq} and {@code not_in} are the exact negations of {@code eq} and {@code in}: a missing value matches them. */
-        String compare(String expr, Operator op, Object value) {
+        /**
+         * {@code neq} and {@code not_in} are the exact negations of {@code eq} and {@code in}: a missing
+         * value matches them. {@code text}: the ordering operators compare text by code point
+         * ({@code collate "C"}), the same on every database whatever its locale.
+         */
+        String compare(String expr, Operator op, Object value, boolean text) {
             return switch (op) {
                 case EQ -> expr + " = " + param(value);
                 case NEQ -> expr + " is distinct from " + param(value);
                 case IN -> expr + " in (" + param(value) + ")";
                 case NOT_IN -> "(" + expr + " is null or " + expr + " not in (" + param(value) + "))";
-                case CONTAINS -> "strpos(" + expr + ", cast(" + param(value) + " as text)) > 0";
-                case GT, GTE, LT, LTE -> expr + " " + sqlOperator(op) + " " + param(value);
+                case CONTAINS -> contains(expr, value);
+                case GT, GTE, LT, LTE -> text
+                        ? expr + " collate \"C\" " + sqlOperator(op) + " cast(" + param(value) + " as text)"
+                        : expr + " " + sqlOperator(op) + " " + param(value);
                 case EXISTS -> expr + " is not null";
                 case NOT_EXISTS -> expr + " is null";
                 case WITHIN_DAYS, NOT_WITHIN_DAYS -> throw new IllegalStateException(op + " on a non-event field");
             };
+        }
+
+        String contains(String expr, Object value) {
+            return "strpos(" + expr + ", cast(" + param(value) + " as text)) > 0";
+        }
+
+        /** Timestamps compare as instants; {@code contains} tests their text, ISO 8601 in UTC with microseconds. */
+        String timestamp(String column, Operator op, Object value) {
+            if (op == Operator.CONTAINS) {
+                return contains("to_char(" + column + " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')", value);
+            }
+            return compare(column, op, value, false);
         }
 
         /**
@@ -261,8 +293,8 @@ public class FilterCompiler {
          * has one, so only devices without one read the user set.
          */
         String deviceOrUser(String column, Operator op, Object value) {
-            return "case when d." + column + " is not null then " + compare("d." + column, op, value)
-                    + " else " + userSet(u -> compare(u + "." + column, op, value)) + " end";
+            return "case when d." + column + " is not null then " + compare("d." + column, op, value, true)
+                    + " else " + userSet(u -> compare(u + "." + column, op, value, true)) + " end";
         }
 
         /**
@@ -291,10 +323,13 @@ public class FilterCompiler {
                 return u + ".tags @> cast(" + param(json.writeValueAsString(Map.of(key, value))) + " as jsonb)";
             }
             String expr = "(" + u + ".tags ->> cast(" + param(key) + " as text))";
-            return switch (op) {
-                case GT, GTE, LT, LTE -> "segment_tag_number" + expr + " " + sqlOperator(op) + " " + param(value);
-                default -> compare(expr, op, value);
-            };
+            if (!op.isRange()) return compare(expr, op, value, true);
+            // numerically when both the tag and the value read as numbers, else as text
+            String text = expr + " collate \"C\" " + sqlOperator(op) + " cast(" + param(value) + " as text)";
+            BigDecimal number = number((String) value);
+            if (number == null) return text;
+            return "(case when segment_tag_number" + expr + " is not null then segment_tag_number" + expr + " "
+                    + sqlOperator(op) + " " + param(number) + " else " + text + " end)";
         }
 
         /**

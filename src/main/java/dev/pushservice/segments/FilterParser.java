@@ -51,6 +51,11 @@ public final class FilterParser {
     private FilterParser() {
     }
 
+    /** True when {@code s} is a version of dot-separated numbers ({@code app_version} then compares as versions). */
+    static boolean isVersion(String s) {
+        return VERSION.matcher(s).matches();
+    }
+
     /** Parses {@code node}, naming problems under {@code path} (e.g. {@code "filter"}); throws a 422 listing them. */
     public static Filter parse(JsonNode node, String path) {
         List<Violation> errors = new ArrayList<>();
@@ -276,10 +281,15 @@ public final class FilterParser {
             return scalar(field, op, value, where);
         }
 
-        /** One value of the type the field kind and operator compare. */
+        /**
+         * One value of the type the field kind and operator compare. {@code contains} always takes
+         * text (it tests the field's text form); the ordering operators on text fields take text.
+         */
         Object scalar(Field field, Operator op, JsonNode v, String where) {
+            if (op == Operator.CONTAINS && field.kind() != Kind.TAG) return text(op, v, where, false);
             switch (field.kind()) {
                 case PLATFORM -> {
+                    if (op.isRange()) return text(op, v, where, false);
                     if (v.isString() && PLATFORMS.contains(v.stringValue())) return v.stringValue();
                     reject(where, "must be one of ios, android, web");
                 }
@@ -303,23 +313,10 @@ public final class FilterParser {
                     }
                     reject(where, "must be an integer number of days from 0 to " + Filter.MAX_DAYS);
                 }
-                case APP_VERSION -> {
-                    if (op.isRange()) {
-                        if (v.isString() && VERSION.matcher(v.stringValue()).matches()) return v.stringValue();
-                        reject(where, "must be a version of dot-separated numbers, e.g. 2.10.1, for " + op.wire());
-                    } else {
-                        return text(op, v, where, false);
-                    }
-                }
                 case TAG -> {
-                    if (op.isRange()) {
-                        if (v.isNumber()) return v.decimalValue();
-                        reject(where, "must be a number for " + op.wire() + " (tags compare numerically)");
-                    } else {
-                        return text(op, v, where, true);
-                    }
+                    return text(op, v, where, true);
                 }
-                case LOCALE, TIMEZONE -> {
+                case APP_VERSION, LOCALE, TIMEZONE -> {
                     return text(op, v, where, false);
                 }
             }

@@ -168,20 +168,27 @@ class SegmentAudienceSemanticsTests extends ApiTest {
             case ENABLED -> switch (c.operator()) {
                 case EQ -> d.enabled() == (Boolean) v;
                 case NEQ -> d.enabled() != (Boolean) v;
+                case IN -> ((List<?>) v).contains(d.enabled());
+                case NOT_IN -> !((List<?>) v).contains(d.enabled());
+                case CONTAINS -> Boolean.toString(d.enabled()).contains((String) v);
+                case GT, GTE, LT, LTE -> order(c, Boolean.compare(d.enabled(), (Boolean) v));
+                case EXISTS -> true;
+                case NOT_EXISTS -> false;
                 default -> throw new IllegalStateException(c.toString());
             };
-            case CREATED_AT -> order(c, d.createdAt().compareTo((Instant) v));
-            case LAST_SEEN_AT -> order(c, d.lastSeenAt().compareTo((Instant) v));
+            case CREATED_AT -> instant(c, d.createdAt());
+            case LAST_SEEN_AT -> instant(c, d.lastSeenAt());
             case APP_VERSION -> {
-                if (!c.operator().isRange()) yield text(c, d.appVersion());
+                if (!c.operator().isRange() || !FilterParser.isVersion((String) v)) yield text(c, d.appVersion());
                 List<BigInteger> key = versionKey(d.appVersion());
                 yield key != null && order(c, compareVersions(key, versionKey((String) v)));
             }
             case TAG -> {
                 String tag = d.user().tags().get(c.field().key());
                 if (!c.operator().isRange()) yield text(c, tag);
-                BigDecimal number = tag != null && NUMBER.matcher(tag).matches() ? new BigDecimal(tag) : null;
-                yield number != null && order(c, number.compareTo((BigDecimal) v));
+                if (tag == null) yield false;
+                boolean numbers = NUMBER.matcher(tag).matches() && NUMBER.matcher((String) v).matches();
+                yield order(c, numbers ? new BigDecimal(tag).compareTo(new BigDecimal((String) v)) : tag.compareTo((String) v));
             }
             case EVENT -> event(c, d.events().get(c.field().key()), zone, now);
             case CUSTOM_EVENT -> event(c, d.events().get("custom:" + c.field().key()), zone, now);
@@ -199,6 +206,24 @@ class SegmentAudienceSemanticsTests extends ApiTest {
             case CONTAINS -> s != null && s.contains((String) v);
             case EXISTS -> s != null;
             case NOT_EXISTS -> s == null;
+            case GT, GTE, LT, LTE -> s != null && order(c, s.compareTo((String) v));
+            default -> throw new IllegalStateException(c.toString());
+        };
+    }
+
+    /** Timestamps: instants compare, {@code contains} tests the UTC text with microseconds. */
+    private static boolean instant(Condition c, Instant at) {
+        Object v = c.value();
+        return switch (c.operator()) {
+            case EQ -> at.equals(v);
+            case NEQ -> !at.equals(v);
+            case IN -> ((List<?>) v).contains(at);
+            case NOT_IN -> !((List<?>) v).contains(at);
+            case CONTAINS -> java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+                    .format(at.atOffset(ZoneOffset.UTC)).contains((String) v);
+            case GT, GTE, LT, LTE -> order(c, at.compareTo((Instant) v));
+            case EXISTS -> true;
+            case NOT_EXISTS -> false;
             default -> throw new IllegalStateException(c.toString());
         };
     }
@@ -297,7 +322,18 @@ class SegmentAudienceSemanticsTests extends ApiTest {
                 cond("event.clicked", "within_days", "14"), cond("event.clicked", "not_within_days", "14"), cond("event.clicked", "exists", null),
                 cond("custom_event.x", "not_exists", null), cond("custom_event.x", "exists", null), cond("custom_event.x", "within_days", "3"),
                 cond("custom_event.purchase", "not_within_days", "20"), cond("custom_event.purchase", "within_days", "20"),
-                cond("event.dismissed", "exists", null), cond("event.dismissed", "not_exists", null));
+                cond("event.dismissed", "exists", null), cond("event.dismissed", "not_exists", null),
+                // the rest of the general operators on the general fields
+                cond("platform", "contains", "\"o\""), cond("platform", "gt", "\"ios\""), cond("platform", "lte", "\"android\""),
+                cond("platform", "exists", null), cond("platform", "not_exists", null),
+                cond("locale", "gt", "\"en\""), cond("locale", "lte", "\"en-US\""), cond("timezone", "lt", "\"Europe\""),
+                cond("app_version", "gt", "\"alpha\""), cond("app_version", "lte", "\"3.0.0-beta\""),
+                cond("enabled", "in", "[true]"), cond("enabled", "contains", "\"ru\""), cond("enabled", "gt", "false"),
+                cond("enabled", "not_exists", null),
+                cond("created_at", "contains", "\"" + now.atOffset(ZoneOffset.UTC).getYear() + "-\""), cond("created_at", "exists", null),
+                cond("last_seen_at", "exists", null), cond("last_seen_at", "not_exists", null), cond("last_seen_at", "neq", recent),
+                cond("tag.level", "gt", "\"5\""), cond("tag.level", "lt", "\"a\""), cond("tag.plan", "gt", "\"gold\""),
+                cond("tag.plan", "lte", "10"));
     }
 
     // ---- population ----

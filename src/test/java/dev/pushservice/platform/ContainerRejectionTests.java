@@ -79,6 +79,17 @@ class ContainerRejectionTests extends ApiTest {
     }
 
     @Test
+    void aMalformedQueryStringIsAJsonErrorNeverA500() throws IOException {
+        TestApp app = newApp();
+        for (String query : new String[] {"limit=%zz", "page=%", "platform=%ED%A0%80", "a=%00&limit=5"}) {
+            RawResponse r = send("GET /v1/devices?" + query + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + app.serverKey()
+                    + "\r\nConnection: close\r\n\r\n");
+            assertThat(r.status()).as(query + " -> " + r).isIn(400, 422);
+            assertShapedError(r, r.status(), r.status() == 400 ? "malformed_request" : "validation_failed");
+        }
+    }
+
+    @Test
     void aValidClientRequestIdIsEchoedOnARefusedRequest() throws IOException {
         String id = UUID.randomUUID().toString();
         RawResponse r = send("GET /v1/devices/%zz HTTP/1.1\r\nHost: localhost\r\nX-Request-ID: " + id + "\r\nConnection: close\r\n\r\n");

@@ -10,6 +10,7 @@ import dev.pushservice.platform.requestid.RequestIds;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpHeaders;
@@ -62,6 +63,13 @@ class ApiExceptionHandler {
                 ? "Request body is required"
                 : "Request body is not valid JSON";
         return error(ErrorCode.MALFORMED_REQUEST, message, request);
+    }
+
+    /** Tomcat decodes the query string on first use; a malformed escape or bytes that are not UTF-8 end up here. */
+    @ExceptionHandler(InvalidParameterException.class)
+    ResponseEntity<ErrorBody> unreadableQuery(InvalidParameterException e, HttpServletRequest request) {
+        return error(ErrorCode.MALFORMED_REQUEST,
+                "The query string could not be decoded: every % must be followed by two hex digits, and the text must be UTF-8", request);
     }
 
     @ExceptionHandler({NoHandlerFoundException.class, NoResourceFoundException.class})

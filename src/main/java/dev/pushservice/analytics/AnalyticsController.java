@@ -4,6 +4,7 @@ import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.rules.Limits;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
@@ -16,7 +17,6 @@ import org.springframework.web.bind.annotation.RestController;
 class AnalyticsController {
 
     static final int DEFAULT_DAYS = 30;
-    static final int MAX_DAYS = 365;
 
     private final AnalyticsService analytics;
 
@@ -30,12 +30,12 @@ class AnalyticsController {
         return analytics.lastDays(caller.appId(), days(days));
     }
 
-    /** Strict: digits only (no {@code 7.5}, {@code +7}, {@code x}), 1 to {@value #MAX_DAYS}. */
+    /** Strict: digits only (no {@code 7.5}, {@code +7}, {@code x}), 1 to {@value Limits#ANALYTICS_DAYS}. */
     private static int days(String raw) {
         if (raw == null) return DEFAULT_DAYS;
         if (!raw.matches("-?[0-9]{1,10}")) throw InvalidInput.of("days", "must be an integer");
         long value = Long.parseLong(raw);
-        if (value < 1 || value > MAX_DAYS) throw InvalidInput.of("days", "must be between 1 and " + MAX_DAYS);
+        if (value < 1 || value > Limits.ANALYTICS_DAYS) throw InvalidInput.of("days", "must be between 1 and " + Limits.ANALYTICS_DAYS);
         return (int) value;
     }
 }

@@ -5,6 +5,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.ECKey;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TimeZones;
 import java.text.ParseException;
 import java.time.DateTimeException;
 import java.time.Duration;
@@ -86,11 +88,11 @@ public class AppSettingsService {
     @Transactional
     public AppSettings update(UUID appId, JsonNode body) {
         JsonInput in = JsonInput.object(body);
-        String name = in.string("name", 190);
-        if (in.has("name") && (name == null ? in.value("name") == null : name.isBlank())) in.reject("name", "must not be empty");
-        String timezone = in.string("timezone", 64);
+        String name = in.value("name") != null ? in.requiredText("name", Limits.NAME) : null;
+        if (in.has("name") && in.value("name") == null) in.reject("name", "must not be null");
+        String timezone = in.string("timezone", Limits.TIMEZONE);
         if (in.has("timezone") && in.value("timezone") == null) in.reject("timezone", "must not be null");
-        if (timezone != null && !dev.pushservice.platform.json.TimeZones.isValid(timezone)) in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
+        if (timezone != null && !TimeZones.isValid(timezone)) in.reject("timezone", TimeZones.RULE);
         ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
         List<Runnable> changes = new ArrayList<>();

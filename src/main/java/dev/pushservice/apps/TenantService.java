@@ -3,6 +3,9 @@ package dev.pushservice.apps;
 import dev.pushservice.platform.auth.ApiKeys;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.TimeZones;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -51,7 +54,7 @@ public class TenantService {
     public Tenants.App createApp(UUID orgId, String name, String timezone) {
         organisation(orgId);
         String zone = timezone == null || timezone.isBlank() ? "UTC" : timezone;
-        if (!dev.pushservice.platform.json.TimeZones.isValid(zone)) {
+        if (!TimeZones.isValid(zone)) {
             throw new IllegalArgumentException("Unknown time zone '" + zone + "'; use an IANA name such as Europe/Berlin");
         }
         return insertApp(orgId, requireName(name, "app"), zone);
@@ -146,12 +149,8 @@ public class TenantService {
     }
 
     private static String requireName(String name, String what) {
-        if (name == null || name.isBlank()) {
-            throw new IllegalArgumentException("The " + what + " needs a non-empty name");
-        }
-        if (name.length() > 190) {
-            throw new IllegalArgumentException("The " + what + " name must be at most 190 characters");
-        }
+        String problem = TextRules.textProblem(name, Limits.NAME);
+        if (problem != null) throw new IllegalArgumentException("The " + what + " name " + problem);
         return name.strip();
     }
 }

@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Platform;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;

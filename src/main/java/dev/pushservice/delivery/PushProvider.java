@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Platform;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -1,6 +1,5 @@
 package dev.pushservice.devices;
 
-import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
@@ -8,12 +7,13 @@ import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
-import dev.pushservice.platform.json.TimeZones;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.Locales;
+import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.platform.rules.TimeZones;
 import java.util.Locale;
-import java.util.UUID;
-import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -31,9 +31,6 @@ import tools.jackson.databind.JsonNode;
 @RequestMapping("/v1/devices")
 class DeviceController {
 
-    private static final Pattern LOCALE = Pattern.compile("[A-Za-z]{2,3}([_-][A-Za-z0-9]{1,8})*");
-    private static final Pattern NO_CONTROL = Pattern.compile("[^\\p{Cc}]*");
-
     private final DeviceService devices;
     private final boolean allowInsecureWebEndpoints;
 
@@ -47,30 +44,19 @@ class DeviceController {
     ResponseEntity<DeviceView> register(ApiPrincipal caller, @RequestBody JsonNode body) {
         JsonInput in = JsonInput.object(body);
         String platformValue = in.requiredString("platform", 20);
-        Platform platform = null;
-        if (platformValue != null) {
-            switch (platformValue) {
-                case "ios" -> platform = Platform.IOS;
-                case "android" -> platform = Platform.ANDROID;
-                case "web" -> platform = Platform.WEB;
-                default -> in.reject("platform", "must be one of ios, android, web");
-            }
-        }
-        String rawToken = in.requiredString("push_token", 2048);
-        String externalUserId = in.string("external_user_id", 190);
-        if (externalUserId != null) checkUserId(in, "external_user_id", externalUserId);
-        String identityToken = in.string("identity_token", 8192);
-        String appVersion = text(in, "app_version", 50);
-        String deviceModel = text(in, "device_model", 120);
-        String osVersion = text(in, "os_version", 50);
-        String locale = in.string("locale", 20);
-        if (locale != null && !LOCALE.matcher(locale).matches()) {
-            in.reject("locale", "must be a language tag such as en, en-US or pt_BR");
-        }
-        String timezone = in.string("timezone", 64);
-        if (timezone != null && !TimeZones.isValid(timezone)) {
-            in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
-        }
+        Platform platform = platformValue == null ? null : Platform.fromValue(platformValue).orElse(null);
+        if (platformValue != null && platform == null) in.reject("platform", Platform.RULE);
+        String rawToken = in.requiredString("push_token", Limits.PUSH_TOKEN);
+        String externalUserId = in.value("external_user_id") == null ? null
+                : in.requiredText("external_user_id", Limits.EXTERNAL_USER_ID);
+        String identityToken = in.string("identity_token", Limits.IDENTITY_TOKEN);
+        String appVersion = in.text("app_version", Limits.APP_VERSION);
+        String deviceModel = in.text("device_model", Limits.DEVICE_MODEL);
+        String osVersion = in.text("os_version", Limits.OS_VERSION);
+        String locale = in.string("locale", Limits.LOCALE);
+        if (locale != null && !Locales.isValid(locale)) in.reject("locale", Locales.RULE);
+        String timezone = in.string("timezone", Limits.TIMEZONE);
+        if (timezone != null && !TimeZones.isValid(timezone)) in.reject("timezone", TimeZones.RULE);
         var tags = Tags.read(in, "tags");
         PushTokens.Checked token = null;
         if (platform != null && rawToken != null) {
@@ -92,8 +78,8 @@ class DeviceController {
     Page<DeviceView> list(ApiPrincipal caller, PageRequest page,
                           @RequestParam(required = false) String platform,
                           @RequestParam(required = false) String enabled) {
-        if (platform != null && !platform.matches("ios|android|web")) {
-            throw InvalidInput.of("platform", "must be one of ios, android, web");
+        if (platform != null && Platform.fromValue(platform).isEmpty()) {
+            throw InvalidInput.of("platform", Platform.RULE);
         }
         Boolean enabledFilter = null;
         if (enabled != null) {
@@ -116,21 +102,5 @@ class DeviceController {
     @Authorize(value = Scope.DEVICES_WRITE, publicKeyAllowed = true)
     DeviceView disable(ApiPrincipal caller, @PathVariable("device_id") String deviceId) {
         return devices.disable(caller.appId(), Uuids.pathId(deviceId, "device_id"));
-    }
-
-
-    /** {@code external_user_id}: 1–190 characters, no control characters. Shared with the users routes. */
-    static void checkUserId(JsonInput in, String field, String value) {
-        if (value.isBlank()) in.reject(field, "must not be empty");
-        else if (!NO_CONTROL.matcher(value).matches()) in.reject(field, "must not contain control characters");
-    }
-
-    private static String text(JsonInput in, String field, int max) {
-        String value = in.string(field, max);
-        if (value != null && !NO_CONTROL.matcher(value).matches()) {
-            in.reject(field, "must not contain control characters");
-            return null;
-        }
-        return value;
     }
 }

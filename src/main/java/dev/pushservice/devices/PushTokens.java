@@ -1,7 +1,7 @@
 package dev.pushservice.devices;
 
-import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.webpush.WebPushSubscription;
+import dev.pushservice.platform.rules.Platform;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,6 +1,6 @@
 package dev.pushservice.devices;
 
-import dev.pushservice.delivery.Platform;
+import dev.pushservice.platform.rules.Platform;
 import java.util.Map;
 
 /** A validated registration body. Absent optional fields are null and leave stored values unchanged. */

@@ -1,24 +1,21 @@
 package dev.pushservice.devices;
 
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.regex.Pattern;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Tag rules (spec "Device" and "User"): an object of scalar values; keys use letters, numbers,
  * {@code .}, {@code _}, {@code -}. Values are stored as strings: numbers and booleans as their JSON
- * text, JSON null as the empty string. Limits (ours): keys 1–128 characters, values up to 1,024
- * characters, at most 200 tags in one object. Tags are stored on the user; the rules live here
+ * text, JSON null as the empty string. Limits (ours, in {@link Limits}): keys 1–{@value Limits#TAG_KEY}
+ * characters, values up to {@value Limits#TAG_VALUE} characters, at most {@value Limits#TAGS} tags in
+ * one object. Tags are stored on the user; the rules live here
  * because registration writes them, and the users and segments features read devices, never the reverse.
  */
 public final class Tags {
-
-    public static final int MAX_KEY = 128;
-    public static final int MAX_VALUE = 1024;
-    public static final int MAX_TAGS = 200;
-    private static final Pattern KEY = Pattern.compile("[A-Za-z0-9._-]+");
 
     private Tags() {
     }
@@ -31,8 +28,8 @@ public final class Tags {
             in.reject(field, "must be an object of tag keys to scalar values");
             return null;
         }
-        if (node.size() > MAX_TAGS) {
-            in.reject(field, "must have at most " + MAX_TAGS + " tags");
+        if (node.size() > Limits.TAGS) {
+            in.reject(field, "must have at most " + Limits.TAGS + " tags");
             return null;
         }
         Map<String, String> tags = new LinkedHashMap<>();
@@ -40,9 +37,9 @@ public final class Tags {
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             String key = e.getKey();
             String where = field + "." + key;
-            if (key.isEmpty() || key.length() > MAX_KEY || !KEY.matcher(key).matches()) {
+            if (!TextRules.isKey(key, Limits.TAG_KEY)) {
                 in.reject(where.length() > 200 ? field : where,
-                        "tag keys must be 1 to " + MAX_KEY + " letters, digits, '.', '_' or '-'");
+                        "tag keys must be 1 to " + Limits.TAG_KEY + " " + TextRules.KEY_CHARACTERS);
                 ok = false;
                 continue;
             }
@@ -56,8 +53,8 @@ public final class Tags {
                 ok = false;
                 continue;
             }
-            if (value.length() > MAX_VALUE) {
-                in.reject(where, "tag values must be at most " + MAX_VALUE + " characters");
+            if (value.length() > Limits.TAG_VALUE) {
+                in.reject(where, "tag values must be at most " + Limits.TAG_VALUE + " characters");
                 ok = false;
                 continue;
             }

@@ -4,6 +4,8 @@ import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.rules.EventNames;
+import dev.pushservice.platform.rules.Limits;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,7 +16,6 @@ import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.UUID;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -31,11 +32,8 @@ import tools.jackson.databind.json.JsonMapper;
 @RestController
 class EventController {
 
-    static final int MAX_NAME = 100;
-    static final int MAX_METADATA_BYTES = 16 * 1024;
     static final Duration MAX_FUTURE = Duration.ofMinutes(5);
     static final Duration MAX_AGE = Duration.ofDays(30);
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
     private static final String TYPES = Arrays.stream(EventType.values()).map(EventType::value).collect(Collectors.joining(", "));
 
     private final EventService events;
@@ -66,9 +64,9 @@ class EventController {
             type = EventType.fromValue(typeValue).orElse(null);
             if (type == null) in.reject("event_type", "must be one of " + TYPES + " (the list is closed; use custom with an event_name)");
         }
-        String name = in.string("event_name", MAX_NAME);
-        if (name != null && !NAME.matcher(name).matches()) {
-            in.reject("event_name", "must be 1-" + MAX_NAME + " letters, digits, '.', '_' or '-'");
+        String name = in.string("event_name", Limits.EVENT_NAME);
+        if (name != null && !EventNames.isValid(name)) {
+            in.reject("event_name", EventNames.RULE);
             name = null;
         }
         if (type != null && type.named() && in.value("event_name") == null) {
@@ -107,8 +105,8 @@ class EventController {
             return null;
         }
         String text = json.writeValueAsString(value);
-        if (text.getBytes(StandardCharsets.UTF_8).length > MAX_METADATA_BYTES) {
-            in.reject("metadata", "must be at most " + MAX_METADATA_BYTES + " bytes as compact JSON");
+        if (text.getBytes(StandardCharsets.UTF_8).length > Limits.EVENT_METADATA_BYTES) {
+            in.reject("metadata", "must be at most " + Limits.EVENT_METADATA_BYTES + " bytes as compact JSON");
             return null;
         }
         return text;

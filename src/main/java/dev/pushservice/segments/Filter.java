@@ -12,15 +12,6 @@ import java.util.Set;
  */
 public sealed interface Filter {
 
-    /** Groups nest at most this deep (a top-level group is level 1). */
-    int MAX_DEPTH = 5;
-    /** At most this many conditions in one filter. */
-    int MAX_LEAVES = 50;
-    /** {@code in} / {@code not_in} take 1 to this many values. */
-    int MAX_LIST = 100;
-    /** Day windows are integers 0 to this. */
-    int MAX_DAYS = 3650;
-
     /**
      * A leaf: {@code field operator value}. {@code value} is already converted to what the field
      * kind compares: a {@code String} (text; tag values and {@code contains} on any field, tag numbers

@@ -1,21 +1,22 @@
 package dev.pushservice.segments;
 
+import dev.pushservice.events.EventType;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.Violation;
+import dev.pushservice.platform.rules.EventNames;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.segments.Filter.Condition;
 import dev.pushservice.segments.Filter.Field;
 import dev.pushservice.segments.Filter.Group;
 import dev.pushservice.segments.Filter.Kind;
 import dev.pushservice.segments.Filter.Operator;
-import dev.pushservice.devices.Tags;
-import java.math.BigDecimal;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import tools.jackson.databind.JsonNode;
@@ -33,18 +34,14 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class FilterParser {
 
-    /** Standard event types a filter may name as {@code event.<type>} (custom events: {@code custom_event.<name>}). */
-    public static final List<String> EVENT_TYPES =
-            List.of("received", "delivered", "confirmed_delivered", "opened", "clicked", "dismissed", "outcome");
-    /** Longest string value (the tag value limit) and longest custom event name. */
-    static final int MAX_STRING = Tags.MAX_VALUE;
-    static final int MAX_EVENT_NAME = 190;
+    /** Event types a filter may name as {@code event.<type>}: all but {@code custom} (that is {@code custom_event.<name>}). */
+    public static final List<String> EVENT_TYPES = Arrays.stream(EventType.values())
+            .filter(t -> t != EventType.CUSTOM).map(EventType::value).toList();
+    /** Longest string value: the tag value limit, since values compare against stored tags. */
+    static final int MAX_STRING = Limits.TAG_VALUE;
     static final int MAX_ERRORS = 50;
 
-    private static final Pattern TAG_KEY = Pattern.compile("[A-Za-z0-9._-]{1," + Tags.MAX_KEY + "}");
-    private static final Pattern NO_CONTROL = Pattern.compile("[^\\p{Cc}]+");
     private static final Pattern VERSION = Pattern.compile("[0-9]{1,9}(\\.[0-9]{1,9}){0,9}");
-    private static final Set<String> PLATFORMS = Set.of("ios", "android", "web");
     private static final String FIELDS = "platform, locale, timezone, app_version, enabled, created_at, last_seen_at, "
             + "tag.<key>, event.<type>, custom_event.<name>";
 
@@ -69,8 +66,8 @@ public final class FilterParser {
         Walk walk = new Walk(errors);
         int before = errors.size();
         Filter f = walk.node(node, path, 0);
-        if (walk.leaves > Filter.MAX_LEAVES) {
-            walk.reject(path, "a filter has at most " + Filter.MAX_LEAVES + " conditions in all; this one has " + walk.leaves);
+        if (walk.leaves > Limits.FILTER_CONDITIONS) {
+            walk.reject(path, "a filter has at most " + Limits.FILTER_CONDITIONS + " conditions in all; this one has " + walk.leaves);
         }
         return errors.size() == before ? f : null;
     }
@@ -137,8 +134,8 @@ public final class FilterParser {
         Filter group(JsonNode node, String path, int depth, boolean all) {
             String key = all ? "all" : "any";
             String where = path + "." + key;
-            if (depth + 1 > Filter.MAX_DEPTH) {
-                reject(path, "groups nest at most " + Filter.MAX_DEPTH + " levels deep; this group is at level " + (depth + 1));
+            if (depth + 1 > Limits.FILTER_DEPTH) {
+                reject(path, "groups nest at most " + Limits.FILTER_DEPTH + " levels deep; this group is at level " + (depth + 1));
                 leaves += countLeaves(node, 0);
                 return null;
             }
@@ -205,8 +202,8 @@ public final class FilterParser {
             String rest = dot < 0 ? null : s.substring(dot + 1);
             switch (prefix) {
                 case "tag" -> {
-                    if (rest != null && TAG_KEY.matcher(rest).matches()) return new Field(Kind.TAG, rest);
-                    reject(where, "tag keys are 1 to " + Tags.MAX_KEY + " letters, digits, '.', '_' or '-' (tag.<key>)");
+                    if (TextRules.isKey(rest, Limits.TAG_KEY)) return new Field(Kind.TAG, rest);
+                    reject(where, "tag keys are 1 to " + Limits.TAG_KEY + " " + TextRules.KEY_CHARACTERS + " (tag.<key>)");
                 }
                 case "event" -> {
                     if (rest != null && EVENT_TYPES.contains(rest)) return new Field(Kind.EVENT, rest);
@@ -214,10 +211,9 @@ public final class FilterParser {
                             + " (custom events: custom_event.<name>)");
                 }
                 case "custom_event" -> {
-                    if (rest != null && rest.length() <= MAX_EVENT_NAME && NO_CONTROL.matcher(rest).matches()) {
-                        return new Field(Kind.CUSTOM_EVENT, rest);
-                    }
-                    reject(where, "custom event names are 1 to " + MAX_EVENT_NAME + " characters without control characters");
+                    if (EventNames.isValid(rest)) return new Field(Kind.CUSTOM_EVENT, rest);
+                    reject(where, "custom event names are 1 to " + Limits.EVENT_NAME + " " + TextRules.KEY_CHARACTERS
+                            + ", as at ingest (custom_event.<name>)");
                 }
                 default -> reject(where, "unknown field; use one of " + FIELDS);
             }
@@ -262,11 +258,11 @@ public final class FilterParser {
             }
             if (op.isList()) {
                 if (!value.isArray()) {
-                    reject(where, "must be an array of 1 to " + Filter.MAX_LIST + " values for " + op.wire());
+                    reject(where, "must be an array of 1 to " + Limits.FILTER_LIST_VALUES + " values for " + op.wire());
                     return INVALID;
                 }
-                if (value.isEmpty() || value.size() > Filter.MAX_LIST) {
-                    reject(where, "must have 1 to " + Filter.MAX_LIST + " values; it has " + value.size());
+                if (value.isEmpty() || value.size() > Limits.FILTER_LIST_VALUES) {
+                    reject(where, "must have 1 to " + Limits.FILTER_LIST_VALUES + " values; it has " + value.size());
                     return INVALID;
                 }
                 List<Object> list = new ArrayList<>(value.size());
@@ -290,8 +286,8 @@ public final class FilterParser {
             switch (field.kind()) {
                 case PLATFORM -> {
                     if (op.isRange()) return text(op, v, where, false);
-                    if (v.isString() && PLATFORMS.contains(v.stringValue())) return v.stringValue();
-                    reject(where, "must be one of ios, android, web");
+                    if (v.isString() && Platform.fromValue(v.stringValue()).isPresent()) return v.stringValue();
+                    reject(where, Platform.RULE);
                 }
                 case ENABLED -> {
                     if (v.isBoolean()) return v.booleanValue();
@@ -308,10 +304,10 @@ public final class FilterParser {
                     reject(where, "must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T12:00:00Z");
                 }
                 case EVENT, CUSTOM_EVENT -> {
-                    if (v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 && v.intValue() <= Filter.MAX_DAYS) {
+                    if (v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 && v.intValue() <= Limits.FILTER_DAYS) {
                         return v.intValue();
                     }
-                    reject(where, "must be an integer number of days from 0 to " + Filter.MAX_DAYS);
+                    reject(where, "must be an integer number of days from 0 to " + Limits.FILTER_DAYS);
                 }
                 case TAG -> {
                     return text(op, v, where, true);

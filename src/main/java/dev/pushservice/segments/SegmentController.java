@@ -9,11 +9,12 @@ import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -28,16 +29,12 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * {@code /v1/segments}: create, list, read, PATCH (new version), DELETE (archive) and estimate.
- * Names are 1–{@value #MAX_NAME} characters, descriptions up to {@value #MAX_DESCRIPTION}; neither
- * may contain control characters (a description may contain line breaks).
+ * Names are 1–{@value Limits#NAME} characters, descriptions up to {@value Limits#DESCRIPTION}; neither
+ * may contain control characters (a description may contain line breaks and tabs).
  */
 @RestController
 @RequestMapping("/v1/segments")
 class SegmentController {
-
-    static final int MAX_NAME = 190;
-    static final int MAX_DESCRIPTION = 1000;
-    private static final Pattern NAME_CHARS = Pattern.compile("[^\\p{Cc}]*");
 
     private final SegmentService segments;
 
@@ -117,24 +114,13 @@ class SegmentController {
             in.reject("name", "cannot be removed; give a new name or leave the field out");
             return null;
         }
-        String name = required ? in.requiredString("name", MAX_NAME) : in.string("name", MAX_NAME);
-        if (name == null) return null;
-        if (name.isBlank()) {
-            in.reject("name", "must not be empty");
-            return null;
-        }
-        if (!NAME_CHARS.matcher(name).matches()) {
-            in.reject("name", "must not contain control characters");
-            return null;
-        }
-        return name;
+        return required || in.value("name") != null ? in.requiredText("name", Limits.NAME) : null;
     }
 
     private static String description(JsonInput in) {
-        String description = in.string("description", MAX_DESCRIPTION);
-        if (description != null && description.codePoints()
-                .anyMatch(c -> Character.isISOControl(c) && c != '\n' && c != '\r' && c != '\t')) {
-            in.reject("description", "must not contain control characters other than line breaks and tabs");
+        String description = in.string("description", Limits.DESCRIPTION);
+        if (description != null && TextRules.hasControlBesidesLineBreaks(description)) {
+            in.reject("description", TextRules.NO_CONTROL_BUT_LINE_BREAKS);
             return null;
         }
         return description;

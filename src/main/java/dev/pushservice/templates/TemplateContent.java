@@ -1,6 +1,8 @@
 package dev.pushservice.templates;
 
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import tools.jackson.databind.JsonNode;
@@ -17,11 +19,6 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public record TemplateContent(String title, String body, String clickUrl, JsonNode data, String interruptionLevel) {
 
-    static final int MAX_TITLE = 250;
-    static final int MAX_BODY = 4096;
-    static final int MAX_CLICK_URL = 2048;
-    /** Largest {@code data} object, serialized as JSON. */
-    static final int MAX_DATA_BYTES = 16 * 1024;
     static final Set<String> INTERRUPTION_LEVELS = Set.of("passive", "active", "time_sensitive", "critical");
 
     /**
@@ -30,10 +27,10 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
      * {@code in}; returns null when there were any.
      */
     static TemplateContent read(JsonInput in) {
-        String title = in.requiredString("title", MAX_TITLE);
-        String body = in.requiredString("body", MAX_BODY);
-        String clickUrl = in.string("click_url", MAX_CLICK_URL);
-        if (clickUrl != null && (clickUrl.isBlank() || hasControl(clickUrl))) {
+        String title = in.requiredString("title", Limits.TITLE);
+        String body = in.requiredString("body", Limits.BODY);
+        String clickUrl = in.string("click_url", Limits.CLICK_URL);
+        if (clickUrl != null && (clickUrl.isBlank() || TextRules.hasControl(clickUrl))) {
             in.reject("click_url", "must be a non-empty URL without control characters (leave it out for none)");
             clickUrl = null;
         }
@@ -41,8 +38,8 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
         if (data != null && !data.isObject()) {
             in.reject("data", "must be an object");
             data = null;
-        } else if (data != null && data.toString().getBytes(StandardCharsets.UTF_8).length > MAX_DATA_BYTES) {
-            in.reject("data", "must be at most " + MAX_DATA_BYTES + " bytes as JSON");
+        } else if (data != null && data.toString().getBytes(StandardCharsets.UTF_8).length > Limits.DATA_BYTES) {
+            in.reject("data", "must be at most " + Limits.DATA_BYTES + " bytes as JSON");
             data = null;
         }
         String level = in.string("interruption_level", 20);
@@ -58,13 +55,6 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
         }
         TemplateContent content = new TemplateContent(title, body, clickUrl, data, level);
         return CompiledContent.compile(content, in::reject) == null ? null : content;
-    }
-
-    private static boolean hasControl(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (Character.getType(s.charAt(i)) == Character.CONTROL) return true;
-        }
-        return false;
     }
 
     /** The stored form: the API field names, unset fields left out. */

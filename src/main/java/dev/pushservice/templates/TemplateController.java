@@ -8,6 +8,7 @@ import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.rules.Limits;
 import java.util.Set;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
@@ -30,7 +31,6 @@ import tools.jackson.databind.JsonNode;
 @RequestMapping("/v1/templates")
 class TemplateController {
 
-    static final int MAX_NAME = 190;
     private static final Set<String> CREATE_STATUSES = Set.of("draft", "published");
     private static final Set<String> STATUSES = Set.of("draft", "published", "archived");
 
@@ -50,7 +50,7 @@ class TemplateController {
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     ResponseEntity<TemplateView> create(ApiPrincipal caller, @RequestBody JsonNode body) {
         JsonInput in = JsonInput.object(body);
-        String name = in.requiredString("name", MAX_NAME);
+        String name = in.requiredText("name", Limits.NAME);
         String status = in.string("status", 20);
         if (status != null && !CREATE_STATUSES.contains(status)) {
             in.reject("status", "must be draft or published on creation");
@@ -77,7 +77,7 @@ class TemplateController {
         for (String field : new String[] {"name", "status", "content"}) {
             if (in.has(field) && in.value(field) == null) in.reject(field, "must not be null (leave it out to keep the current value)");
         }
-        String name = in.value("name") != null ? in.requiredString("name", MAX_NAME) : null;
+        String name = in.value("name") != null ? in.requiredText("name", Limits.NAME) : null;
         String status = in.string("status", 20);
         if (status != null && !STATUSES.contains(status)) in.reject("status", "must be draft, published or archived");
         TemplateContent content = in.nested("content").map(TemplateContent::read).orElse(null);

@@ -6,9 +6,11 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
-import dev.pushservice.platform.json.TimeZones;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.Locales;
+import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.TimeZones;
 import java.util.Map;
-import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
@@ -31,12 +33,6 @@ import tools.jackson.databind.json.JsonMapper;
 @RequestMapping("/v1/users/{external_user_id}")
 class UserController {
 
-    private static final Pattern LABEL = Pattern.compile("[A-Za-z0-9._-]{1,80}");
-    private static final Pattern LOCALE = Pattern.compile("[A-Za-z]{2,3}([_-][A-Za-z0-9]{1,8})*");
-    private static final Pattern NO_CONTROL = Pattern.compile("[^\\p{Cc}]*");
-    /** Largest {@code properties} object, serialized. */
-    static final int MAX_PROPERTIES_BYTES = 64 * 1024;
-
     private final UserService users;
     private final JsonMapper json;
 
@@ -56,14 +52,10 @@ class UserController {
     UserView patch(ApiPrincipal caller, @PathVariable("external_user_id") String externalUserId, @RequestBody JsonNode body) {
         String id = checkedId(externalUserId);
         JsonInput in = JsonInput.object(body);
-        String locale = in.string("locale", 20);
-        if (locale != null && !LOCALE.matcher(locale).matches()) {
-            in.reject("locale", "must be a language tag such as en, en-US or pt_BR");
-        }
-        String timezone = in.string("timezone", 64);
-        if (timezone != null && !TimeZones.isValid(timezone)) {
-            in.reject("timezone", "must be an IANA time zone such as Europe/Berlin");
-        }
+        String locale = in.string("locale", Limits.LOCALE);
+        if (locale != null && !Locales.isValid(locale)) in.reject("locale", Locales.RULE);
+        String timezone = in.string("timezone", Limits.TIMEZONE);
+        if (timezone != null && !TimeZones.isValid(timezone)) in.reject("timezone", TimeZones.RULE);
         Map<String, String> tags = Tags.read(in, "tags");
         if (in.has("tags") && in.value("tags") == null) in.reject("tags", "must be an object (send {} to clear)");
         Map<String, Object> properties = null;
@@ -71,8 +63,8 @@ class UserController {
         if (in.has("properties") && props == null) in.reject("properties", "must be an object (send {} to clear)");
         if (props != null) {
             if (!props.isObject()) in.reject("properties", "must be an object");
-            else if (json.writeValueAsBytes(props).length > MAX_PROPERTIES_BYTES) {
-                in.reject("properties", "must be at most " + MAX_PROPERTIES_BYTES + " bytes as JSON");
+            else if (json.writeValueAsBytes(props).length > Limits.USER_PROPERTIES_BYTES) {
+                in.reject("properties", "must be at most " + Limits.USER_PROPERTIES_BYTES + " bytes as JSON");
             } else {
                 properties = json.convertValue(props, Map.class);
             }
@@ -114,23 +106,16 @@ class UserController {
 
     private static UserView.Alias alias(JsonNode body) {
         JsonInput in = JsonInput.object(body);
-        String label = in.requiredString("label", 80);
-        if (label != null && !LABEL.matcher(label).matches()) {
-            in.reject("label", "must be 1 to 80 letters, digits, '.', '_' or '-'");
-        }
-        String value = in.requiredString("value", 190);
-        if (value != null && !NO_CONTROL.matcher(value).matches()) in.reject("value", "must not contain control characters");
+        String label = in.requiredString("label", Limits.ALIAS_LABEL);
+        if (label != null && !TextRules.isKey(label, Limits.ALIAS_LABEL)) in.reject("label", TextRules.keyRule(Limits.ALIAS_LABEL));
+        String value = in.requiredText("value", Limits.ALIAS_VALUE);
         in.check();
         return new UserView.Alias(label, value);
     }
 
     private static String checkedId(String externalUserId) {
-        if (externalUserId.length() > 190) {
-            throw InvalidInput.of("external_user_id", "must be at most 190 characters");
-        }
-        if (externalUserId.isBlank() || !NO_CONTROL.matcher(externalUserId).matches()) {
-            throw InvalidInput.of("external_user_id", "must be non-empty without control characters");
-        }
+        String problem = TextRules.textProblem(externalUserId, Limits.EXTERNAL_USER_ID);
+        if (problem != null) throw InvalidInput.of("external_user_id", problem);
         return externalUserId;
     }
 }

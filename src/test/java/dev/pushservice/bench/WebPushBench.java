@@ -1,9 +1,9 @@
 package dev.pushservice.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.InterruptionLevel;
-import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.webpush.CryptoProviders;
@@ -13,7 +13,7 @@ import dev.pushservice.delivery.webpush.WebPushEncryption;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.delivery.webpush.WebPushProvider;
 import dev.pushservice.delivery.webpush.WebPushSubscription;
-import com.sun.management.OperatingSystemMXBean;
+import dev.pushservice.platform.rules.Platform;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;

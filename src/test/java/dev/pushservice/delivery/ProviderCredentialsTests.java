@@ -15,6 +15,7 @@ import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
 import dev.pushservice.delivery.webpush.VapidKeyService;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.delivery.webpush.WebPushProvider;
+import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import java.nio.charset.StandardCharsets;

@@ -2,6 +2,9 @@ package dev.pushservice.apps.cli;
 
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.TimeZones;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -42,8 +45,8 @@ final class CliConverters {
         @Override
         public String convert(String value) {
             String name = value.strip();
-            if (name.isEmpty()) throw new TypeConversionException("must not be empty");
-            if (name.length() > 190) throw new TypeConversionException("must be at most 190 characters");
+            String problem = TextRules.textProblem(name, Limits.NAME);
+            if (problem != null) throw new TypeConversionException(problem);
             return name;
         }
     }
@@ -103,7 +106,7 @@ final class CliConverters {
         @Override
         public String convert(String value) {
             String zone = value.strip();
-            if (dev.pushservice.platform.json.TimeZones.isValid(zone)) return zone;
+            if (TimeZones.isValid(zone)) return zone;
             throw new TypeConversionException("'" + value + "' is not a time zone; use an IANA name such as Europe/Berlin or UTC");
         }
     }

@@ -2,10 +2,10 @@ package dev.pushservice.delivery.webpush;
 
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
-import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.http.PushHttpClient;
+import dev.pushservice.platform.rules.Platform;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

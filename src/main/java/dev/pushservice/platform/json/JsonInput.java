@@ -3,6 +3,7 @@ package dev.pushservice.platform.json;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.Malformed;
 import dev.pushservice.platform.domain.Violation;
+import dev.pushservice.platform.rules.TextRules;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -15,8 +16,8 @@ import tools.jackson.databind.JsonNode;
  *
  * <pre>{@code
  * JsonInput in = JsonInput.object(body);
- * String platform = in.requiredString("platform", 10);
- * Integer ttl = in.integer("ttl", 0, 2_419_200);
+ * String name = in.requiredText("name", Limits.NAME);
+ * Long ttl = in.integer("ttl", Limits.TTL_MIN, Limits.TTL_MAX);
  * in.check();              // throws InvalidInput (422) with all collected details
  * }</pre>
  */
@@ -92,6 +93,24 @@ public final class JsonInput {
         String s = string(field, maxLength);
         if (s != null && s.isBlank()) {
             reject(field, "must not be empty");
+            return null;
+        }
+        return s;
+    }
+
+    /** An optional free-text value: a string of at most {@code maxLength} characters without control characters ({@link TextRules}). */
+    public String text(String field, int maxLength) {
+        return withoutControl(field, string(field, maxLength));
+    }
+
+    /** A required free-text value: present, not blank, at most {@code maxLength} characters, no control characters. */
+    public String requiredText(String field, int maxLength) {
+        return withoutControl(field, requiredString(field, maxLength));
+    }
+
+    private String withoutControl(String field, String s) {
+        if (s != null && TextRules.hasControl(s)) {
+            reject(field, TextRules.NO_CONTROL);
             return null;
         }
         return s;

@@ -260,6 +260,8 @@ class AdminCliTests extends ApiTest {
         cases.put(List.of("org", "list", "--colour"), "Error: Unknown option: '--colour'");
         cases.put(List.of("org", "create"), "Error: Missing required option: '--name=<name>'");
         cases.put(List.of("org", "create", "--name", "  "), "Error: Invalid value for option '--name': must not be empty");
+        cases.put(List.of("org", "create", "--name", "n".repeat(191)), "Error: Invalid value for option '--name': must be at most 190 characters");
+        cases.put(List.of("org", "create", "--name", "tab\there"), "Error: Invalid value for option '--name': must not contain control characters");
         cases.put(List.of("app", "create", "--org", "not-a-uuid", "--name", "x"),
                 "Error: Invalid value for option '--org': 'not-a-uuid' is not an id");
         cases.put(List.of("app", "create", "--org", id, "--name", "x", "--timezone", "Mars/Olympus"),

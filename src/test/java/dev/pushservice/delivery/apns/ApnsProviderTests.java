@@ -11,9 +11,9 @@ import com.eatthepath.pushy.apns.server.ValidatingPushNotificationHandlerFactory
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.InterruptionLevel;
-import dev.pushservice.delivery.Platform;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.platform.rules.Platform;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;

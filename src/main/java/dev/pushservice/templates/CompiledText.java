@@ -1,5 +1,7 @@
 package dev.pushservice.templates;
 
+import dev.pushservice.platform.rules.Limits;
+import dev.pushservice.platform.rules.TextRules;
 import java.util.List;
 
 /**
@@ -18,7 +20,6 @@ import java.util.List;
  */
 public final class CompiledText {
 
-    static final int MAX_TAG_KEY = 128;
     static final int MAX_PATH = 256;
     private static final String SOURCES = "external_user_id, tags.<key>, properties.<key> or template.<key>";
 
@@ -100,15 +101,15 @@ public final class CompiledText {
         }
         String key = name.substring(dot + 1);
         if (source == Placeholder.Source.TAGS) {
-            if (key.length() > MAX_TAG_KEY || !validChars(key, true)) {
+            if (!TextRules.isKey(key, Limits.TAG_KEY)) {
                 throw new PlaceholderException(at, "placeholder '" + shown + "'" + where + ": tag keys are 1 to "
-                        + MAX_TAG_KEY + " letters, digits, '.', '_' or '-'");
+                        + Limits.TAG_KEY + " " + TextRules.KEY_CHARACTERS);
             }
             return new Placeholder(source, key, new String[] {key});
         }
         String[] path = key.split("\\.", -1);
         for (String segment : path) {
-            if (segment.isEmpty() || !validChars(segment, false) || key.length() > MAX_PATH) {
+            if (segment.isEmpty() || !validChars(segment) || key.length() > MAX_PATH) {
                 throw new PlaceholderException(at, "placeholder '" + shown + "'" + where + ": " + source.prefix()
                         + " keys are paths of letters, digits, '_' or '-' joined by '.' (at most " + MAX_PATH
                         + " characters), e.g. " + source.prefix() + ".address.city");
@@ -121,11 +122,11 @@ public final class CompiledText {
         return s.length() > 40 ? s.substring(0, 37) + "..." : s;
     }
 
-    private static boolean validChars(String s, boolean dotAllowed) {
+    /** A segment of a properties or template key path: key characters without the dot that joins segments. */
+    private static boolean validChars(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '_' || c == '-' || (dotAllowed && c == '.');
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
             if (!ok) return false;
         }
         return true;

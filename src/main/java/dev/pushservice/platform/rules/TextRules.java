@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
  * digits, {@code .}, {@code _} and {@code -} only, so they can be named in a segment filter
  * ({@code tag.<key>}, {@code custom_event.<name>}) and in placeholders without escaping.
  *
- * <p>Refusing NUL and unpaired surrogates anywhere in a request is the request path's job; these
- * rules say what a single field may hold. Stateless and thread-safe.
+ * <p>Refusing NUL and unpaired surrogates anywhere in a request is the request path's job
+ * ({@code platform.json.StorableText}, before any route reads its input); these rules say what a
+ * single field may hold. Stateless and thread-safe.
  */
 public final class TextRules {
 

@@ -1,12 +1,9 @@
 package dev.pushservice.apps;
 
 import dev.pushservice.platform.crypto.SecretBox;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -15,22 +12,18 @@ import tools.jackson.databind.json.JsonMapper;
  * Provider credentials of apps, encrypted at rest. The secret part is sealed with {@link SecretBox}
  * under a context naming the app and provider; the summary is what settings reads may show.
  * Providers read through this store (via their {@code CredentialSource}) and key their clients by
- * {@link Stored#version()}, which changes on every replacement.
+ * {@link Stored#version()}, which changes on every replacement. Each provider names its own
+ * credentials ({@code provider}, e.g. {@code apns}): this store knows no provider.
  */
 @Service
 public class AppCredentialStore {
 
-    /** Provider names as stored. */
-    public static final String APNS = "apns";
-    public static final String FCM = "fcm";
-    public static final String WEBPUSH = "webpush";
-
-    private final JdbcClient jdbc;
+    private final AppCredentialRepository repository;
     private final SecretBox box;
     private final JsonMapper json;
 
-    AppCredentialStore(JdbcClient jdbc, SecretBox box, JsonMapper json) {
-        this.jdbc = jdbc;
+    AppCredentialStore(AppCredentialRepository repository, SecretBox box, JsonMapper json) {
+        this.repository = repository;
         this.box = box;
         this.json = json;
     }
@@ -41,75 +34,38 @@ public class AppCredentialStore {
 
     /** Stores or replaces the app's credential for {@code provider}; returns the new version. */
     public long put(UUID appId, String provider, JsonNode summary, byte[] secret) {
-        return jdbc.sql("""
-                        insert into app_credentials as c (app_id, provider, summary, secret, version)
-                        values (:app, :provider, cast(:summary as jsonb), :secret, nextval('app_credentials_version_seq'))
-                        on conflict (app_id, provider) do update
-                        set summary = excluded.summary, secret = excluded.secret, version = excluded.version, updated_at = now()
-                        returning version""")
-                .param("app", appId).param("provider", provider)
-                .param("summary", json.writeValueAsString(summary))
-                .param("secret", box.seal(secret, context(appId, provider)))
-                .query(Long.class).single();
+        return repository.upsert(appId, provider, json.writeValueAsString(summary), box.seal(secret, context(appId, provider)));
     }
 
     /** Stores the credential only if the app has none for {@code provider} yet (first writer wins). */
     public boolean putIfAbsent(UUID appId, String provider, JsonNode summary, byte[] secret) {
-        return jdbc.sql("""
-                        insert into app_credentials (app_id, provider, summary, secret, version)
-                        values (:app, :provider, cast(:summary as jsonb), :secret, nextval('app_credentials_version_seq'))
-                        on conflict (app_id, provider) do nothing""")
-                .param("app", appId).param("provider", provider)
-                .param("summary", json.writeValueAsString(summary))
-                .param("secret", box.seal(secret, context(appId, provider)))
-                .update() == 1;
+        return repository.insertIfAbsent(appId, provider, json.writeValueAsString(summary),
+                box.seal(secret, context(appId, provider)));
     }
 
+    /** The credential with its secret decrypted, or empty when the app has none for {@code provider}. */
     public Optional<Stored> find(UUID appId, String provider) {
-        return jdbc.sql("select summary::text as summary, secret, version from app_credentials where app_id = :app and provider = :provider")
-                .param("app", appId).param("provider", provider)
-                .query((rs, n) -> new Stored(json.readTree(rs.getString("summary")),
-                        box.open(rs.getBytes("secret"), context(appId, provider)), rs.getLong("version")))
-                .optional();
+        return repository.find(appId, provider).map(row -> new Stored(json.readTree(row.summary()),
+                box.open(row.sealed(), context(appId, provider)), row.version()));
     }
 
-    /** Just the showable summary (no decryption). */
+    /** What a read may show of the credential (nothing is decrypted), or empty when none is set. */
     public Optional<JsonNode> summary(UUID appId, String provider) {
-        return jdbc.sql("select summary::text from app_credentials where app_id = :app and provider = :provider")
-                .param("app", appId).param("provider", provider)
-                .query((rs, n) -> json.readTree(rs.getString(1)))
-                .optional();
+        return repository.summary(appId, provider).map(json::readTree);
     }
 
-    /** Just the version (cheap: no decryption), for a provider checking whether its cached client is current. */
+    /** Just the version (cheap: no decryption), or empty when none is set. */
     public Optional<Long> version(UUID appId, String provider) {
-        return jdbc.sql("select version from app_credentials where app_id = :app and provider = :provider")
-                .param("app", appId).param("provider", provider).query(Long.class).optional();
-    }
-
-    /** Summaries of every configured provider of the app, by provider name. */
-    public Map<String, JsonNode> summaries(UUID appId) {
-        Map<String, JsonNode> out = new LinkedHashMap<>();
-        jdbc.sql("select provider, summary::text as summary from app_credentials where app_id = :app order by provider")
-                .param("app", appId)
-                .query((rs, n) -> out.put(rs.getString("provider"), json.readTree(rs.getString("summary"))))
-                .list();
-        return out;
+        return repository.version(appId, provider);
     }
 
     /** Apps with no credential for {@code provider}, at most {@code limit} of them. */
     public List<UUID> appsWithout(String provider, int limit) {
-        return jdbc.sql("""
-                        select a.id from apps a
-                        where not exists (select 1 from app_credentials c where c.app_id = a.id and c.provider = :provider)
-                        order by a.id limit :limit""")
-                .param("provider", provider).param("limit", limit)
-                .query(UUID.class).list();
+        return repository.appsWithout(provider, limit);
     }
 
     public boolean remove(UUID appId, String provider) {
-        return jdbc.sql("delete from app_credentials where app_id = :app and provider = :provider")
-                .param("app", appId).param("provider", provider).update() == 1;
+        return repository.delete(appId, provider);
     }
 
     private static String context(UUID appId, String provider) {

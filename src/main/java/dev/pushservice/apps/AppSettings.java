@@ -1,17 +1,43 @@
 package dev.pushservice.apps;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.annotation.JsonNaming;
 
 /**
  * What {@code /v1/app/settings} shows: the app's name, the time zone its analytics days are
  * counted in, identity verification (public keys only), and per provider what is configured
- * (key id, team id, project id, VAPID public key: never a secret), or null.
+ * (key id, team id, project id, VAPID public key: never a secret), or null. The provider views
+ * are filled by the providers' {@link SettingsSection}s; this package knows their shape (it is
+ * the settings contract) but no provider.
  */
 public record AppSettings(String name, String timezone, IdentityVerificationView identityVerification,
-                          Object apns, Object fcm, Object webpush) {
+                          ApnsView apns, FcmView fcm, WebPushView webpush) {
 
     /** @param keys the configured public JWKs */
     public record IdentityVerificationView(boolean required, String issuer, List<Map<String, Object>> keys) {
+    }
+
+    /**
+     * The APNs credential as a read shows it. {@code auth} is {@code token} (with key and team id)
+     * or {@code certificate} (with its subject and expiry); absent fields are left out.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record ApnsView(String bundleId, String environment, String auth, String keyId, String teamId,
+                           String certificateSubject, Instant certificateExpiresAt) {
+    }
+
+    /** The FCM service account as a read shows it. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record FcmView(String projectId, String clientEmail) {
+    }
+
+    /** The app's VAPID public key (base64url, uncompressed P-256 point) for {@code pushManager.subscribe}. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record WebPushView(String vapidPublicKey) {
     }
 }

@@ -38,16 +38,23 @@ public class AppSettingsService {
 
     private final AppSettingsRepository repository;
     private final JsonMapper json;
-    private final Map<String, SettingsSection> sections = new java.util.LinkedHashMap<>();
+    private final SettingsSection<AppSettings.ApnsView> apns;
+    private final SettingsSection<AppSettings.FcmView> fcm;
+    private final SettingsSection<AppSettings.WebPushView> webpush;
+    private final List<SettingsSection<?>> sections;
     private final Cache<UUID, IdentityVerification> identity = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
     private final Cache<UUID, ZoneId> zones = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
 
-    AppSettingsService(AppSettingsRepository repository, JsonMapper json, List<SettingsSection> sections) {
+    AppSettingsService(AppSettingsRepository repository, JsonMapper json, SettingsSection<AppSettings.ApnsView> apns,
+                       SettingsSection<AppSettings.FcmView> fcm, SettingsSection<AppSettings.WebPushView> webpush) {
         this.repository = repository;
         this.json = json;
-        sections.forEach(s -> this.sections.put(s.name(), s));
+        this.apns = apns;
+        this.fcm = fcm;
+        this.webpush = webpush;
+        this.sections = List.of(apns, fcm, webpush);
     }
 
     public AppSettings read(UUID appId) {
@@ -56,12 +63,7 @@ public class AppSettingsService {
         List<Map<String, Object>> keys = iv.keys().stream().map(ECKey::toJSONObject).toList();
         return new AppSettings(row.name(), row.timezone(),
                 new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys),
-                section("apns", appId), section("fcm", appId), section("webpush", appId));
-    }
-
-    private Object section(String name, UUID appId) {
-        SettingsSection section = sections.get(name);
-        return section == null ? null : section.read(appId);
+                apns.read(appId), fcm.read(appId), webpush.read(appId));
     }
 
     public IdentityVerification identityVerification(UUID appId) {
@@ -96,7 +98,7 @@ public class AppSettingsService {
         ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
         List<Runnable> changes = new ArrayList<>();
-        for (SettingsSection section : sections.values()) {
+        for (SettingsSection<?> section : sections) {
             if (in.has(section.name())) changes.add(section.prepare(appId, in.raw().get(section.name()), in));
         }
         in.check();

@@ -5,11 +5,14 @@ import java.util.UUID;
 import tools.jackson.databind.JsonNode;
 
 /**
- * A part of {@code /v1/app/settings} owned by another feature (provider credentials). The settings
- * service hands each section its part of a PATCH body and shows what {@link #read} returns.
- * Implementations must never return a secret from {@link #read}.
+ * A part of {@code /v1/app/settings} owned by another feature (a provider's credentials). The
+ * settings service takes one section per view type ({@code SettingsSection<AppSettings.ApnsView>},
+ * …), hands it its part of a PATCH body and shows what {@link #read} returns. Implementations
+ * must never return a secret from {@link #read}.
+ *
+ * @param <V> what reads show: one of the views in {@link AppSettings}
  */
-public interface SettingsSection {
+public interface SettingsSection<V> {
 
     /** The top-level field name, e.g. {@code fcm}. */
     String name();
@@ -22,5 +25,5 @@ public interface SettingsSection {
     Runnable prepare(UUID appId, JsonNode value, JsonInput in);
 
     /** What settings reads show for this section, or null when nothing is configured. */
-    Object read(UUID appId);
+    V read(UUID appId);
 }

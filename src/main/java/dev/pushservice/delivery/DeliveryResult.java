@@ -7,7 +7,8 @@ import java.time.Instant;
  * What a provider answered for one message. A rejection is permanent and never retried; a
  * failure is transient and retried (honouring {@code retryAfter}) until TTL or max attempts.
  * Treating one as the other is a bug: retrying a rejection hammers the provider, dropping a
- * failure loses a push.
+ * failure loses a push. The {@link ReasonCode} says which, and the types refuse a code of the
+ * other kind.
  */
 public sealed interface DeliveryResult {
 
@@ -16,13 +17,47 @@ public sealed interface DeliveryResult {
     }
 
     /**
-     * Permanently refused. {@code tokenInvalid}: the device can never receive again with this token
-     * (mark it invalidated); {@code invalidatedAt}: when the provider says it became invalid, if it does.
+     * Permanently refused.
+     *
+     * @param reason        a permanent code
+     * @param detail        the provider's own reason or our explanation, short, never a token; may be null
+     * @param invalidatedAt when the provider says the token became invalid, if it does (only with a
+     *                      code that {@linkplain ReasonCode#invalidatesToken() invalidates the token})
      */
-    record Rejected(String reason, boolean tokenInvalid, Instant invalidatedAt) implements DeliveryResult {
+    record Rejected(ReasonCode reason, String detail, Instant invalidatedAt) implements DeliveryResult {
+
+        public Rejected {
+            if (!reason.permanent()) throw new IllegalArgumentException(reason + " is transient: a Failed, not a Rejected");
+            if (invalidatedAt != null && !reason.invalidatesToken()) {
+                throw new IllegalArgumentException("an invalidation time belongs to a dead token, not to " + reason);
+            }
+        }
+
+        public Rejected(ReasonCode reason, String detail) {
+            this(reason, detail, null);
+        }
+
+        /** The device can never receive again with this token: mark it invalidated. */
+        public boolean tokenInvalid() {
+            return reason.invalidatesToken();
+        }
     }
 
-    /** Not delivered this time (transport error, 429, 5xx). {@code retryAfter}: the provider's hint, or null. */
-    record Failed(String reason, Duration retryAfter) implements DeliveryResult {
+    /**
+     * Not delivered this time.
+     *
+     * @param reason     a transient code
+     * @param detail     what happened, short, never a token or a Web Push endpoint; may be null
+     * @param retryAfter the provider's hint ({@code Retry-After}), or null
+     */
+    record Failed(ReasonCode reason, String detail, Duration retryAfter) implements DeliveryResult {
+
+        public Failed {
+            if (reason.permanent()) throw new IllegalArgumentException(reason + " is permanent: a Rejected, not a Failed");
+        }
+
+        public Failed(ReasonCode reason, String detail) {
+            this(reason, detail, null);
+        }
     }
 }

@@ -8,9 +8,15 @@ import java.util.concurrent.CompletableFuture;
  * keep one client per app credential, and bound their in-flight requests so that a slow provider
  * applies back-pressure ({@link #send} waits for a slot) instead of exhausting memory.
  *
- * <p>The returned future never completes exceptionally for a provider's answer: rejections and
- * transient failures are {@link DeliveryResult} values. It completes exceptionally only for a
- * bug or misuse (e.g. a message for another platform).
+ * <p>The returned future never completes exceptionally for a provider's answer, a bad message or
+ * missing credentials: rejections and transient failures are {@link DeliveryResult} values with a
+ * {@link ReasonCode}. It completes exceptionally only for a bug or misuse (e.g. a message for
+ * another platform). The delivery core reaches providers through {@link PushProviders}.
+ *
+ * <p>Every implementation has the same shape: a builder ({@code XProvider.builder(credentials)},
+ * with the provider's {@code push.<name>.*} properties and the service {@link java.time.Clock})
+ * that checks its configuration at {@code build()}, a {@link CredentialSource} for each app's
+ * credentials, and one long-lived client per app credential version.
  */
 public interface PushProvider extends AutoCloseable {
 

@@ -58,8 +58,8 @@ public final class ApnsBench {
         try (ApnsTestPeer peer = ApnsTestPeer.startAcceptingSilently()) {
             // JIT warm-up of the shared path (TLS, HTTP/2, Pushy) before anything is measured, so
             // the first configuration (and the provider against raw Pushy) is not penalised
-            try (ApnsProvider provider = new ApnsProvider(new ApnsProperties("localhost", peer.port(), ca, 2, 1000,
-                    Duration.ofSeconds(30), null), source)) {
+            try (ApnsProvider provider = ApnsProvider.builder(source).properties(new ApnsProperties("localhost",
+                    peer.port(), ca, 2, 1000, Duration.ofSeconds(30), null)).build()) {
                 run(provider, sends);
             }
             if (System.getenv("APNS_BENCH_RAW") != null) rawPushy(peer.port(), ca, credentials, 2, 1000, sends);
@@ -67,7 +67,7 @@ public final class ApnsBench {
                 for (int concurrency : new int[] {100, 1000}) {
                     ApnsProperties properties = new ApnsProperties("localhost", peer.port(), ca, connections,
                             concurrency, Duration.ofSeconds(30), null);
-                    try (ApnsProvider provider = new ApnsProvider(properties, source)) {
+                    try (ApnsProvider provider = ApnsProvider.builder(source).properties(properties).build()) {
                         run(provider, Math.max(sends / 5, 1_000)); // warm-up: connections, JIT
                         Result r = run(provider, sends);
                         System.out.printf("connections=%d in-flight=%-5d %,9.0f sends/s  %5.1f µs CPU/send  (%,d accepted, %,d other, %.2f s)%n",

@@ -6,6 +6,7 @@ import dev.pushservice.delivery.InterruptionLevel;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.fcm.FcmCredentials;
+import dev.pushservice.delivery.fcm.FcmProperties;
 import dev.pushservice.delivery.fcm.FcmProvider;
 import dev.pushservice.delivery.fcm.LocalFcmServer;
 import dev.pushservice.delivery.fcm.LocalServiceAccount;
@@ -44,8 +45,9 @@ public final class FcmBench {
             System.out.printf("FCM raw provider bench: %,d messages per run, JDK %s, %d CPUs%n", messages,
                     Runtime.version(), Runtime.getRuntime().availableProcessors());
             for (int concurrency : levels) {
-                try (FcmProvider provider = FcmProvider.builder(source).baseUrl(server.baseUrl())
-                        .maxInFlight(concurrency).requestTimeout(Duration.ofSeconds(30)).build()) {
+                try (FcmProvider provider = FcmProvider.builder(source).properties(FcmProperties.defaults()
+                        .withBaseUrl(server.baseUrl()).withMaxInFlight(concurrency).withRequestTimeout(Duration.ofSeconds(30)))
+                        .build()) {
                     run(provider, message, Math.min(messages, 20_000), concurrency, "warm-up");
                     run(provider, message, messages, concurrency, "measured");
                 }

@@ -164,7 +164,7 @@ public final class WebPushBench {
     }
 
     private static String reason(DeliveryResult r) {
-        return r instanceof DeliveryResult.Failed f ? f.reason() : ((DeliveryResult.Rejected) r).reason();
+        return r instanceof DeliveryResult.Failed f ? f.reason().code() : ((DeliveryResult.Rejected) r).reason().code();
     }
 
     private static PushMessage message(UUID app, String token) {

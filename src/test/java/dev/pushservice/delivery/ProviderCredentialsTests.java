@@ -3,16 +3,17 @@ package dev.pushservice.delivery;
 import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pushservice.delivery.apns.ApnsCredentials;
 import dev.pushservice.delivery.apns.ApnsProvider;
-import dev.pushservice.delivery.apns.ApnsSettings;
 import dev.pushservice.delivery.apns.ApnsTestPeer;
 import dev.pushservice.delivery.apns.TestCertificates;
+import dev.pushservice.delivery.fcm.FcmCredentials;
+import dev.pushservice.delivery.fcm.FcmProperties;
 import dev.pushservice.delivery.fcm.FcmProvider;
-import dev.pushservice.delivery.fcm.FcmSettings;
 import dev.pushservice.delivery.fcm.LocalFcmServer;
 import dev.pushservice.delivery.fcm.LocalServiceAccount;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
-import dev.pushservice.delivery.webpush.VapidKeyService;
+import dev.pushservice.delivery.webpush.VapidKeys;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.delivery.webpush.WebPushProvider;
 import dev.pushservice.platform.rules.Platform;
@@ -38,11 +39,40 @@ class ProviderCredentialsTests extends ApiTest {
     @Autowired
     JdbcClient jdbc;
     @Autowired
-    FcmSettings fcmCredentials;
+    CredentialSource<FcmCredentials> fcmCredentials;
     @Autowired
-    VapidKeyService vapid;
+    CredentialSource<VapidKeys> vapid;
     @Autowired
-    ApnsSettings apnsCredentials;
+    CredentialSource<ApnsCredentials> apnsCredentials;
+    @Autowired
+    PushProviders providers;
+
+    @Test
+    void everyPlatformHasItsProviderInTheRegistry() {
+        assertThat(providers.forPlatform(Platform.IOS)).isInstanceOf(ApnsProvider.class);
+        assertThat(providers.forPlatform(Platform.ANDROID)).isInstanceOf(FcmProvider.class);
+        assertThat(providers.forPlatform(Platform.WEB)).isInstanceOf(WebPushProvider.class);
+        for (Platform platform : Platform.values()) {
+            assertThat(providers.forPlatform(platform).platform()).isEqualTo(platform);
+        }
+    }
+
+    @Test
+    void anAppWithoutCredentialsIsRejectedAtOnceThroughTheRegistry() throws Exception {
+        TestApp app = newApp();
+        DeliveryResult ios = providers.send(message(app.appId(), Platform.IOS, "a1".repeat(32))).get(10, TimeUnit.SECONDS);
+        DeliveryResult android = providers.send(message(app.appId(), Platform.ANDROID, "fcm-token")).get(10, TimeUnit.SECONDS);
+
+        assertThat(ios).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no APNs credentials"));
+        assertThat(android).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no FCM credentials"));
+    }
+
+    @Test
+    void twoProvidersForOnePlatformAreRefused() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new PushProviders(List.of(
+                        providers.forPlatform(Platform.IOS), providers.forPlatform(Platform.IOS))))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("two providers for ios");
+    }
 
     @Test
     void apnsTokenCredentialIsCheckedStoredEncryptedAndUsedForSending(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
@@ -63,8 +93,8 @@ class ProviderCredentialsTests extends ApiTest {
         assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain("PRIVATE KEY").doesNotContain(keyMaterial);
 
         try (ApnsTestPeer peer = ApnsTestPeer.start();
-             ApnsProvider provider = new ApnsProvider(peer.properties(ApnsTestPeer.writeCa(dir), 1, 10, java.time.Duration.ofSeconds(10)),
-                     apnsCredentials)) {
+             ApnsProvider provider = ApnsProvider.builder(apnsCredentials)
+                     .properties(peer.properties(ApnsTestPeer.writeCa(dir), 1, 10, java.time.Duration.ofSeconds(10))).build()) {
             String token = "a1".repeat(32);
             DeliveryResult result = provider.send(message(app.appId(), Platform.IOS, token)).get(30, TimeUnit.SECONDS);
             assertThat(result).as(String.valueOf(result)).isInstanceOf(DeliveryResult.Accepted.class);
@@ -98,7 +128,8 @@ class ProviderCredentialsTests extends ApiTest {
             assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain("PRIVATE KEY").doesNotContain(keyMaterial)
                     .doesNotContain(account.clientEmail());
 
-            try (FcmProvider provider = FcmProvider.builder(fcmCredentials).baseUrl(fcm.baseUrl()).build()) {
+            try (FcmProvider provider = FcmProvider.builder(fcmCredentials)
+                    .properties(FcmProperties.defaults().withBaseUrl(fcm.baseUrl())).build()) {
                 DeliveryResult result = provider.send(message(app.appId(), Platform.ANDROID, "fcm-token-1")).get(30, TimeUnit.SECONDS);
                 assertThat(result).isInstanceOf(DeliveryResult.Accepted.class);
             }

@@ -1,8 +1,8 @@
 package dev.pushservice.delivery.apns;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.apps.AppSettings;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -20,10 +20,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.regex.Pattern;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -35,7 +33,9 @@ import tools.jackson.databind.node.ObjectNode;
  * as {@code apns-topic}) and the APNs environment.
  *
  * <p>Instances only come out of the validating factories ({@link #token}, {@link #certificate},
- * {@link #read}), so a bad key is a 422 when it is set, never a failure at send time. The JSON
+ * {@link #read}), so a bad key is refused when it is set ({@link InvalidInput}, a 422), never a
+ * failure at send time. A certificate is checked against the time the caller passes (the
+ * service's {@code Clock}), so one that expires later is refused when it is read back. The JSON
  * shape read by {@link #read} and written by {@link #toJson()} is:
  *
  * <pre>{@code
@@ -97,11 +97,11 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
         }
     }
 
-    /** Validates token-auth credentials; throws a 422 {@link ApiException} naming each bad field. */
+    /** Validates token-auth credentials; throws {@link InvalidInput} naming each bad field. */
     public static ApnsCredentials token(String signingKeyPem, String keyId, String teamId,
                                         String bundleId, String environment) {
-        List<ErrorDetail> errors = new ArrayList<>();
-        BiConsumer<String, String> reject = (field, message) -> errors.add(new ErrorDetail(field, message));
+        List<Violation> errors = new ArrayList<>();
+        BiConsumer<String, String> reject = (field, message) -> errors.add(new Violation(field, message));
         Token token = checkToken(signingKeyPem, keyId, teamId, (f, m) -> reject.accept("token." + f, m));
         String bundle = checkBundleId(bundleId, reject);
         Environment env = checkEnvironment(environment, reject);
@@ -109,11 +109,15 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
         return new ApnsCredentials(token, bundle, env);
     }
 
-    /** Validates certificate-auth credentials; throws a 422 {@link ApiException} naming each bad field. */
-    public static ApnsCredentials certificate(byte[] pkcs12, String password, String bundleId, String environment) {
-        List<ErrorDetail> errors = new ArrayList<>();
-        BiConsumer<String, String> reject = (field, message) -> errors.add(new ErrorDetail(field, message));
-        Certificate certificate = checkCertificate(pkcs12, password, (f, m) -> reject.accept("certificate." + f, m));
+    /**
+     * Validates certificate-auth credentials, the certificate unexpired at {@code now}; throws
+     * {@link InvalidInput} naming each bad field.
+     */
+    public static ApnsCredentials certificate(byte[] pkcs12, String password, String bundleId, String environment,
+                                              Instant now) {
+        List<Violation> errors = new ArrayList<>();
+        BiConsumer<String, String> reject = (field, message) -> errors.add(new Violation(field, message));
+        Certificate certificate = checkCertificate(pkcs12, password, now, (f, m) -> reject.accept("certificate." + f, m));
         String bundle = checkBundleId(bundleId, reject);
         Environment env = checkEnvironment(environment, reject);
         throwIfAny(errors);
@@ -121,10 +125,10 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
     }
 
     /**
-     * Reads credentials in the JSON shape above, recording every problem in {@code in} (field names
-     * relative to it). Returns null when anything was wrong; the caller then calls {@code in.check()}.
+     * Reads credentials in the JSON shape above, a certificate unexpired at {@code now}, recording
+     * every problem in {@code in} (field names relative to it). Returns null when anything was wrong.
      */
-    public static ApnsCredentials read(JsonInput in) {
+    public static ApnsCredentials read(JsonInput in, Instant now) {
         BiConsumer<String, String> reject = unlessWrongType(in);
         String bundle = checkBundleId(in.string("bundle_id", Integer.MAX_VALUE), reject);
         Environment env = checkEnvironment(in.string("environment", Integer.MAX_VALUE), reject);
@@ -150,7 +154,7 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
                         return null;
                     }
                 }
-                return checkCertificate(bytes, c.string("password", Integer.MAX_VALUE), unlessWrongType(c));
+                return checkCertificate(bytes, c.string("password", Integer.MAX_VALUE), now, unlessWrongType(c));
             }).orElse(null);
         }
         if (auth == null || bundle == null || env == null) return null;
@@ -186,23 +190,13 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
     }
 
     /** What a read may show: the configured facts, never the key or password. */
-    public Map<String, Object> summary() {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("bundle_id", bundleId);
-        out.put("environment", environment.value());
-        switch (auth) {
-            case Token t -> {
-                out.put("auth", "token");
-                out.put("key_id", t.keyId());
-                out.put("team_id", t.teamId());
-            }
-            case Certificate c -> {
-                out.put("auth", "certificate");
-                out.put("certificate_subject", c.certificate().getSubjectX500Principal().getName());
-                out.put("certificate_expires_at", c.certificate().getNotAfter().toInstant().toString());
-            }
-        }
-        return Collections.unmodifiableMap(out);
+    public AppSettings.ApnsView summary() {
+        return switch (auth) {
+            case Token t -> new AppSettings.ApnsView(bundleId, environment.value(), "token", t.keyId(), t.teamId(),
+                    null, null);
+            case Certificate c -> new AppSettings.ApnsView(bundleId, environment.value(), "certificate", null, null,
+                    c.certificate().getSubjectX500Principal().getName(), c.certificate().getNotAfter().toInstant());
+        };
     }
 
     private static Token checkToken(String pem, String keyId, String teamId, BiConsumer<String, String> reject) {
@@ -272,7 +266,8 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
                 && params.getGenerator().equals(P256.getGenerator());
     }
 
-    private static Certificate checkCertificate(byte[] pkcs12, String password, BiConsumer<String, String> reject) {
+    private static Certificate checkCertificate(byte[] pkcs12, String password, Instant now,
+                                                BiConsumer<String, String> reject) {
         if (pkcs12 == null || pkcs12.length == 0) {
             reject.accept("pkcs12", REQUIRED);
             return null;
@@ -316,7 +311,7 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
                         : "must contain exactly one private key with its certificate, found " + keys);
                 return null;
             }
-            if (found.getNotAfter().toInstant().isBefore(Instant.now())) {
+            if (found.getNotAfter().toInstant().isBefore(now)) {
                 reject.accept("pkcs12", "certificate expired at " + found.getNotAfter().toInstant());
                 return null;
             }
@@ -355,10 +350,8 @@ public record ApnsCredentials(Auth auth, String bundleId, Environment environmen
         };
     }
 
-    private static void throwIfAny(List<ErrorDetail> errors) {
-        if (!errors.isEmpty()) {
-            throw new ApiException(ErrorCode.VALIDATION_FAILED, "Invalid APNs credentials", errors);
-        }
+    private static void throwIfAny(List<Violation> errors) {
+        if (!errors.isEmpty()) throw new InvalidInput("Invalid APNs credentials", errors);
     }
 
     private static ECParameterSpec p256() {

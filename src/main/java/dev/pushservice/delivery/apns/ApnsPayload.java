@@ -6,6 +6,7 @@ import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
 import dev.pushservice.delivery.InterruptionLevel;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.json.JsonInput;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -66,13 +67,13 @@ public final class ApnsPayload {
 
     /** A message that can never be sent as it is: a permanent rejection, decided before sending. */
     static final class Unsendable extends Exception {
-        final String reason;
-        final boolean tokenInvalid;
+        final ReasonCode reason;
+        final String detail;
 
-        Unsendable(String reason, boolean tokenInvalid) {
-            super(reason, null, false, false);
+        Unsendable(ReasonCode reason, String detail) {
+            super(detail, null, false, false);
             this.reason = reason;
-            this.tokenInvalid = tokenInvalid;
+            this.detail = detail;
         }
     }
 
@@ -96,7 +97,7 @@ public final class ApnsPayload {
         String token = message.token();
         if (token == null || !DEVICE_TOKEN.matcher(token).matches()) {
             // Never reaches APNs: the token is not even hexadecimal, so it can never become valid
-            throw new Unsendable("BadDeviceToken", true);
+            throw new Unsendable(ReasonCode.TOKEN_INVALID, "not a hexadecimal APNs device token");
         }
         ObjectNode ios = iosOverrides(message);
         boolean background = message.background();
@@ -123,7 +124,7 @@ public final class ApnsPayload {
 
         byte[] payload = JSON.writeValueAsBytes(root);
         if (payload.length > MAX_PAYLOAD_BYTES) {
-            throw new Unsendable("PayloadTooLarge: " + payload.length + " bytes, APNs allows " + MAX_PAYLOAD_BYTES, false);
+            throw new Unsendable(ReasonCode.PAYLOAD_TOO_LARGE, payload.length + " bytes, APNs allows " + MAX_PAYLOAD_BYTES);
         }
         return new Redacted(token, topic, new String(payload, StandardCharsets.UTF_8),
                 expiration(message.ttlSeconds(), now), priority(message, background),
@@ -187,7 +188,7 @@ public final class ApnsPayload {
         if (ios != null && ios.has("badge")) {
             JsonNode b = ios.get("badge");
             if (!b.isIntegralNumber() || !b.canConvertToInt() || b.intValue() < 0) {
-                throw new Unsendable("InvalidPlatformOverride: ios.badge must be an integer >= 0", false);
+                throw new Unsendable(ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios.badge must be an integer >= 0");
             }
             badge = b.intValue();
         }
@@ -203,7 +204,7 @@ public final class ApnsPayload {
         boolean mutable = message.imageUrl() != null;
         if (ios != null && ios.has("mutable_content")) {
             if (!ios.get("mutable_content").isBoolean()) {
-                throw new Unsendable("InvalidPlatformOverride: ios.mutable_content must be true or false", false);
+                throw new Unsendable(ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios.mutable_content must be true or false");
             }
             mutable = ios.get("mutable_content").booleanValue();
         }
@@ -214,7 +215,7 @@ public final class ApnsPayload {
         if (ios != null && ios.has("relevance_score")) {
             JsonNode score = ios.get("relevance_score");
             if (!score.isNumber() || score.doubleValue() < 0 || score.doubleValue() > 1) {
-                throw new Unsendable("InvalidPlatformOverride: ios.relevance_score must be a number between 0 and 1", false);
+                throw new Unsendable(ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios.relevance_score must be a number between 0 and 1");
             }
             aps.put("relevance-score", score.doubleValue());
         }
@@ -233,7 +234,7 @@ public final class ApnsPayload {
         ObjectNode overrides = message.platformOverrides();
         if (overrides == null || !overrides.has("ios") || overrides.get("ios").isNull()) return null;
         if (!(overrides.get("ios") instanceof ObjectNode ios)) {
-            throw new Unsendable("InvalidPlatformOverride: ios must be an object", false);
+            throw new Unsendable(ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios must be an object");
         }
         for (Map.Entry<String, JsonNode> field : ios.properties()) {
             boolean textField = switch (field.getKey()) {
@@ -241,7 +242,7 @@ public final class ApnsPayload {
                 default -> false;
             };
             if (textField && !field.getValue().isString() && !field.getValue().isNull()) {
-                throw new Unsendable("InvalidPlatformOverride: ios." + field.getKey() + " must be a string", false);
+                throw new Unsendable(ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios." + field.getKey() + " must be a string");
             }
         }
         return ios;

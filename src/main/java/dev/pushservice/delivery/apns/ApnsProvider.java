@@ -9,6 +9,7 @@ import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -23,12 +24,14 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -53,15 +56,23 @@ import org.slf4j.LoggerFactory;
  * free. A request unanswered after {@link ApnsProperties#requestTimeout()} completes as a transient
  * failure and frees its slot.
  *
- * <p>Results (nothing is retried here; the delivery core retries {@link DeliveryResult.Failed}):
+ * <p>Results (nothing is retried here; the delivery core retries {@link DeliveryResult.Failed}),
+ * with APNs' reason as the detail:
  * <ul>
  *   <li>accepted: {@link DeliveryResult.Accepted} with the {@code apns-id};</li>
- *   <li>{@code BadDeviceToken}, {@code DeviceTokenNotForTopic}, {@code Unregistered} and any 410:
- *       rejected with the token invalid (and APNs' invalidation time for 410);</li>
- *   <li>429, 5xx, {@code ExpiredProviderToken} (Pushy makes a new token for the next attempt),
- *       {@code IdleTimeout}, {@code Shutdown}, connection errors, timeouts: failed (transient);</li>
- *   <li>any other 4xx, a payload over 4 KB, an invalid {@code platform_overrides.ios}, an app
- *       without APNs credentials or with credentials Pushy cannot use: rejected, token still valid.</li>
+ *   <li>{@code token_invalid}: {@code BadDeviceToken}, {@code DeviceTokenNotForTopic}, a token that
+ *       is not hexadecimal (never sent); {@code token_unregistered}: {@code Unregistered},
+ *       {@code ExpiredToken} and any 410, with APNs' invalidation time;</li>
+ *   <li>{@code payload_too_large}: over 4,096 bytes (never sent) or {@code PayloadTooLarge};
+ *       {@code payload_invalid}: a bad {@code platform_overrides.ios} (never sent), {@code BadCollapseId},
+ *       {@code BadExpirationDate}, {@code BadPriority}, {@code PayloadEmpty}, …;</li>
+ *   <li>{@code credentials_missing}: the app has none; {@code credentials_invalid}: credentials Pushy
+ *       cannot use, {@code InvalidProviderToken}, {@code BadCertificate}, {@code BadTopic},
+ *       {@code TopicDisallowed}, any 403, …; {@code provider_rejected}: any other 4xx;</li>
+ *   <li>transient: {@code rate_limited} (429, {@code TooManyProviderTokenUpdates}),
+ *       {@code access_token_unavailable} ({@code ExpiredProviderToken}: Pushy makes a new token for the
+ *       next attempt), {@code provider_unavailable} (5xx, {@code IdleTimeout}, {@code Shutdown}),
+ *       {@code connection_failed}, {@code timeout}.</li>
  * </ul>
  *
  * <p>Returned futures complete on a Netty I/O thread: continuations must not block.
@@ -70,12 +81,41 @@ public final class ApnsProvider implements PushProvider {
 
     private static final Logger log = LoggerFactory.getLogger(ApnsProvider.class);
 
-    private static final Set<String> TOKEN_INVALID = Set.of("BadDeviceToken", "DeviceTokenNotForTopic", "Unregistered");
-    private static final Set<String> TRANSIENT = Set.of("TooManyRequests", "TooManyProviderTokenUpdates",
-            "ExpiredProviderToken", "IdleTimeout", "Shutdown", "InternalServerError", "ServiceUnavailable");
+    /** APNs' reasons (https://developer.apple.com/documentation/usernotifications/handling-notification-responses-from-apns) by code. */
+    private static final Map<String, ReasonCode> REASONS = Map.ofEntries(
+            Map.entry("BadDeviceToken", ReasonCode.TOKEN_INVALID),
+            Map.entry("DeviceTokenNotForTopic", ReasonCode.TOKEN_INVALID),
+            Map.entry("Unregistered", ReasonCode.TOKEN_UNREGISTERED),
+            Map.entry("ExpiredToken", ReasonCode.TOKEN_UNREGISTERED),
+            Map.entry("PayloadTooLarge", ReasonCode.PAYLOAD_TOO_LARGE),
+            Map.entry("BadCollapseId", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("BadExpirationDate", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("BadPriority", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("BadMessageId", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("PayloadEmpty", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("InvalidPushType", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("DuplicateHeaders", ReasonCode.PAYLOAD_INVALID),
+            Map.entry("BadCertificate", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("BadCertificateEnvironment", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("Forbidden", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("InvalidProviderToken", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("MissingProviderToken", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("UnrelatedKeyIdInToken", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("BadEnvironmentKeyIdInToken", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("BadTopic", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("MissingTopic", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("TopicDisallowed", ReasonCode.CREDENTIALS_INVALID),
+            Map.entry("TooManyRequests", ReasonCode.RATE_LIMITED),
+            Map.entry("TooManyProviderTokenUpdates", ReasonCode.RATE_LIMITED),
+            Map.entry("ExpiredProviderToken", ReasonCode.ACCESS_TOKEN_UNAVAILABLE),
+            Map.entry("IdleTimeout", ReasonCode.PROVIDER_UNAVAILABLE),
+            Map.entry("Shutdown", ReasonCode.PROVIDER_UNAVAILABLE),
+            Map.entry("InternalServerError", ReasonCode.PROVIDER_UNAVAILABLE),
+            Map.entry("ServiceUnavailable", ReasonCode.PROVIDER_UNAVAILABLE));
 
     private final ApnsProperties properties;
     private final CredentialSource<ApnsCredentials> credentials;
+    private final Clock clock;
     private final X509Certificate[] trustedServerCertificates;
     private final EventLoopGroup eventLoopGroup;
     private final ConcurrentHashMap<UUID, AppClient> clients = new ConcurrentHashMap<>();
@@ -83,16 +123,18 @@ public final class ApnsProvider implements PushProvider {
             new DefaultThreadFactory("apns-timeouts", true), 50, TimeUnit.MILLISECONDS);
     private volatile boolean closed;
 
-    /**
-     * @throws IllegalArgumentException when {@code trustedCaFile} cannot be read as PEM certificates
-     */
     @SuppressWarnings("deprecation") // Pushy 0.15 picks its channel class from NioEventLoopGroup
-    public ApnsProvider(ApnsProperties properties, CredentialSource<ApnsCredentials> credentials) {
-        this.properties = properties;
-        this.credentials = credentials;
-        this.trustedServerCertificates = properties.trustedCaFile() == null
-                ? null : withDefaultTrust(readCertificates(properties.trustedCaFile()));
+    private ApnsProvider(Builder builder, X509Certificate[] trustedServerCertificates) {
+        this.properties = builder.properties;
+        this.credentials = builder.credentials;
+        this.clock = builder.clock;
+        this.trustedServerCertificates = trustedServerCertificates;
         this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors());
+    }
+
+    /** @param credentials where each app's APNs credentials come from (decrypted) */
+    public static Builder builder(CredentialSource<ApnsCredentials> credentials) {
+        return new Builder(credentials);
     }
 
     @Override
@@ -108,44 +150,49 @@ public final class ApnsProvider implements PushProvider {
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException("APNs provider is closed"));
         }
-        Optional<CredentialSource.Versioned<ApnsCredentials>> found = credentials.find(message.appId());
+        Optional<CredentialSource.Versioned<ApnsCredentials>> found;
+        try {
+            found = credentials.find(message.appId());
+        } catch (CredentialSource.Unusable e) {
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, e.getMessage()));
+        }
         if (found.isEmpty()) {
             AppClient stale = clients.remove(message.appId());
             if (stale != null) stale.close();
-            return done(new DeliveryResult.Rejected("NotConfigured: the app has no APNs credentials", false, null));
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no APNs credentials"));
         }
         AppClient client = clientFor(message.appId(), found.get());
         if (client.unusable != null) {
-            return done(new DeliveryResult.Rejected("InvalidCredentials: " + client.unusable, false, null));
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, client.unusable));
         }
 
         SimpleApnsPushNotification notification;
         try {
-            notification = ApnsPayload.build(message, client.topic, Instant.now());
+            notification = ApnsPayload.build(message, client.topic, clock.instant());
         } catch (ApnsPayload.Unsendable e) {
-            return done(new DeliveryResult.Rejected(e.reason, e.tokenInvalid, null));
+            return done(new DeliveryResult.Rejected(e.reason, e.detail));
         }
 
         try {
             client.inFlight.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return done(new DeliveryResult.Failed("Interrupted before sending", null));
+            return done(new DeliveryResult.Failed(ReasonCode.INTERRUPTED, "before sending"));
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
             var sent = client.apns.sendNotification(notification);
             // A wheel timer, not CompletableFuture.orTimeout: cancelling is O(1) and wakes no thread,
             // which matters at tens of thousands of sends per second
-            Timeout timeout = timeouts.newTimeout(t -> result.complete(new DeliveryResult.Failed(
-                    "Timeout: no answer within " + properties.requestTimeout().toMillis() + " ms", null)),
+            Timeout timeout = timeouts.newTimeout(t -> result.complete(new DeliveryResult.Failed(ReasonCode.TIMEOUT,
+                    "no answer within " + properties.requestTimeout().toMillis() + " ms")),
                     properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             sent.whenComplete((response, error) -> {
                 timeout.cancel();
                 result.complete(toResult(response, error));
             });
         } catch (RuntimeException e) {
-            result.complete(new DeliveryResult.Failed("ConnectionError: " + describe(e), null));
+            result.complete(new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, describe(e)));
         }
         // The slot is released exactly once, by whichever comes first (answer, timeout, error), and
         // before the caller's continuations run
@@ -178,19 +225,26 @@ public final class ApnsProvider implements PushProvider {
 
     static DeliveryResult toResult(PushNotificationResponse<?> response, Throwable error) {
         if (error != null) {
-            return new DeliveryResult.Failed("ConnectionError: " + describe(error), null);
+            return new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, describe(error));
         }
         if (response.isAccepted()) {
             return new DeliveryResult.Accepted(response.getApnsId() == null ? null : response.getApnsId().toString());
         }
         int status = response.getStatusCode();
-        String reason = response.getRejectionReason().orElse("HTTP " + status);
-        if (status == 429 || status >= 500 || TRANSIENT.contains(reason)) {
-            return new DeliveryResult.Failed(reason, null);
+        String reason = response.getRejectionReason().orElse(null);
+        String detail = reason != null ? reason : "HTTP " + status;
+        ReasonCode code = reason == null ? null : REASONS.get(reason);
+        if (code == null) {
+            code = status == 410 ? ReasonCode.TOKEN_UNREGISTERED
+                    : status == 403 ? ReasonCode.CREDENTIALS_INVALID
+                    : status == 413 ? ReasonCode.PAYLOAD_TOO_LARGE
+                    : status == 429 ? ReasonCode.RATE_LIMITED
+                    : status >= 500 ? ReasonCode.PROVIDER_UNAVAILABLE
+                    : ReasonCode.PROVIDER_REJECTED;
         }
-        boolean tokenInvalid = status == 410 || TOKEN_INVALID.contains(reason);
-        Instant invalidatedAt = tokenInvalid ? response.getTokenInvalidationTimestamp().orElse(null) : null;
-        return new DeliveryResult.Rejected(reason, tokenInvalid, invalidatedAt);
+        if (!code.permanent()) return new DeliveryResult.Failed(code, detail);
+        Instant invalidatedAt = code.invalidatesToken() ? response.getTokenInvalidationTimestamp().orElse(null) : null;
+        return new DeliveryResult.Rejected(code, detail, invalidatedAt);
     }
 
     private AppClient clientFor(UUID appId, CredentialSource.Versioned<ApnsCredentials> versioned) {
@@ -250,6 +304,36 @@ public final class ApnsProvider implements PushProvider {
 
         CompletableFuture<Void> close() {
             return apns == null ? CompletableFuture.completedFuture(null) : apns.close();
+        }
+    }
+
+    /** Configures an {@link ApnsProvider}; {@link #build()} checks the configuration. */
+    public static final class Builder {
+        private final CredentialSource<ApnsCredentials> credentials;
+        private ApnsProperties properties = ApnsProperties.defaults();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(CredentialSource<ApnsCredentials> credentials) {
+            this.credentials = Objects.requireNonNull(credentials, "credentials");
+        }
+
+        /** Where and how to connect ({@code push.apns.*}); Apple's hosts and the defaults otherwise. */
+        public Builder properties(ApnsProperties properties) {
+            this.properties = Objects.requireNonNull(properties, "properties");
+            return this;
+        }
+
+        /** The clock APNs expiration times are computed with. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** @throws IllegalArgumentException when {@code trustedCaFile} cannot be read as PEM certificates */
+        public ApnsProvider build() {
+            X509Certificate[] trusted = properties.trustedCaFile() == null
+                    ? null : withDefaultTrust(readCertificates(properties.trustedCaFile()));
+            return new ApnsProvider(this, trusted);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.pushservice.delivery.fcm;
 
+import java.time.Clock;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -8,7 +9,7 @@ import org.springframework.context.annotation.Configuration;
 class FcmConfiguration {
 
     @Bean(destroyMethod = "close")
-    FcmProvider fcmProvider(FcmProperties properties, FcmSettings credentials) {
-        return FcmProvider.create(properties, credentials);
+    FcmProvider fcmProvider(FcmProperties properties, FcmSettings credentials, Clock clock) {
+        return FcmProvider.builder(credentials).properties(properties).clock(clock).build();
     }
 }

@@ -1,8 +1,7 @@
 package dev.pushservice.delivery.fcm;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.GeneralSecurityException;
@@ -13,14 +12,15 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.BiConsumer;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * An app's FCM credential: the parts of a Google service-account JSON that sending needs.
- * Build it only through {@link #parse}, which is also what backs the 422 when an app sets a bad
- * credential, so a credential that exists here has a usable RSA key and a project.
+ * Build it only through {@link #parse} or {@link #read}, which also back the 422 when an app sets a
+ * bad credential, so a credential that exists here has a usable RSA key and a project.
  *
  * <p>{@link #toString()} never shows the private key.
  *
@@ -43,9 +43,20 @@ public record FcmCredentials(
      * {@code field} or {@code field.<json key>}; no message ever repeats the key material.
      *
      * @param field the request field that carried the JSON (for error details), e.g. {@code fcm.service_account}
-     * @throws ApiException 422 {@code validation_failed} naming every bad field
+     * @throws InvalidInput naming every bad field
      */
     public static FcmCredentials parse(String field, String json) {
+        List<Violation> errors = new ArrayList<>();
+        FcmCredentials credentials = read(field, json, (f, message) -> errors.add(new Violation(f, message)));
+        if (credentials == null) throw new InvalidInput("Invalid FCM service-account credentials", errors);
+        return credentials;
+    }
+
+    /**
+     * Parses and validates a service-account JSON, reporting every problem to {@code reject} (field,
+     * message) as {@link #parse} names them; returns null when there was any.
+     */
+    public static FcmCredentials read(String field, String json, BiConsumer<String, String> reject) {
         JsonNode root;
         try {
             root = json == null || json.isBlank() ? null : JSON.readTree(json);
@@ -53,33 +64,41 @@ public record FcmCredentials(
             root = null;
         }
         if (root == null || !root.isObject()) {
-            throw invalid(List.of(new ErrorDetail(field, "must be a Google service-account JSON object")));
+            reject.accept(field, "must be a Google service-account JSON object");
+            return null;
         }
-        List<ErrorDetail> errors = new ArrayList<>();
+        boolean ok = true;
         String type = text(root, "type");
         if (!"service_account".equals(type)) {
-            errors.add(new ErrorDetail(field + ".type", "must be \"service_account\" (a service-account key file)"));
+            reject.accept(field + ".type", "must be \"service_account\" (a service-account key file)");
+            ok = false;
         }
         String projectId = text(root, "project_id");
         if (projectId == null || projectId.isBlank()) {
-            errors.add(new ErrorDetail(field + ".project_id", "is required"));
+            reject.accept(field + ".project_id", "is required");
+            ok = false;
         } else if (!projectId.matches("[a-z0-9][a-z0-9:.-]{0,99}")) {
-            errors.add(new ErrorDetail(field + ".project_id", "is not a valid project ID"));
+            reject.accept(field + ".project_id", "is not a valid project ID");
+            ok = false;
         }
         String clientEmail = text(root, "client_email");
         if (clientEmail == null || clientEmail.isBlank()) {
-            errors.add(new ErrorDetail(field + ".client_email", "is required"));
+            reject.accept(field + ".client_email", "is required");
+            ok = false;
         } else if (!clientEmail.contains("@")) {
-            errors.add(new ErrorDetail(field + ".client_email", "must be the service account's email address"));
+            reject.accept(field + ".client_email", "must be the service account's email address");
+            ok = false;
         }
         PrivateKey privateKey = null;
         String pem = text(root, "private_key");
         if (pem == null || pem.isBlank()) {
-            errors.add(new ErrorDetail(field + ".private_key", "is required"));
+            reject.accept(field + ".private_key", "is required");
+            ok = false;
         } else {
             privateKey = rsaPrivateKey(pem);
             if (privateKey == null) {
-                errors.add(new ErrorDetail(field + ".private_key", "must be a PEM-encoded PKCS#8 RSA private key"));
+                reject.accept(field + ".private_key", "must be a PEM-encoded PKCS#8 RSA private key");
+                ok = false;
             }
         }
         URI tokenUri = GOOGLE_TOKEN_URI;
@@ -87,20 +106,16 @@ public record FcmCredentials(
         if (tokenUriText != null) {
             tokenUri = httpUri(tokenUriText);
             if (tokenUri == null) {
-                errors.add(new ErrorDetail(field + ".token_uri", "must be an absolute http(s) URL"));
+                reject.accept(field + ".token_uri", "must be an absolute http(s) URL");
+                ok = false;
             }
         }
-        if (!errors.isEmpty()) throw invalid(errors);
-        return new FcmCredentials(projectId, clientEmail, text(root, "private_key_id"), privateKey, tokenUri);
+        return ok ? new FcmCredentials(projectId, clientEmail, text(root, "private_key_id"), privateKey, tokenUri) : null;
     }
 
     @Override
     public String toString() {
         return "FcmCredentials[projectId=" + projectId + ", clientEmail=" + clientEmail + ", tokenUri=" + tokenUri + "]";
-    }
-
-    private static ApiException invalid(List<ErrorDetail> details) {
-        return new ApiException(ErrorCode.VALIDATION_FAILED, "Invalid FCM service-account credentials", details);
     }
 
     private static String text(JsonNode root, String name) {

@@ -1,11 +1,9 @@
 package dev.pushservice.delivery.fcm;
 
 import dev.pushservice.delivery.DeliveryResult;
-import java.time.Duration;
+import dev.pushservice.delivery.ReasonCode;
+import dev.pushservice.delivery.http.RetryAfter;
 import java.time.Instant;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -15,17 +13,21 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code error.details[].errorCode} (type {@code google.firebase.fcm.v1.FcmError}) and falls back to
  * {@code error.status}, then to the HTTP status.
  *
+ * The detail is that code and FCM's message ({@code UNREGISTERED: Requested entity was not found.}).
+ *
  * <ul>
- * <li>{@code UNREGISTERED}: rejected, token invalid.</li>
+ * <li>{@code UNREGISTERED}: {@code token_unregistered}.</li>
  * <li>{@code INVALID_ARGUMENT} naming the token (a {@code message.token} field violation, or a message about
- *     the registration token): rejected, token invalid; any other {@code INVALID_ARGUMENT}: rejected only.</li>
- * <li>{@code SENDER_ID_MISMATCH}: rejected, token <em>not</em> invalidated: it almost always means the app's
- *     service account belongs to another Firebase project than its devices, and invalidating would wipe the
- *     whole Android audience over a configuration mistake that the app can fix.</li>
+ *     the registration token): {@code token_invalid}; any other {@code INVALID_ARGUMENT}: {@code payload_invalid}.</li>
+ * <li>{@code SENDER_ID_MISMATCH}: {@code credentials_invalid}, the token <em>not</em> invalidated: it almost
+ *     always means the app's service account belongs to another Firebase project than its devices, and
+ *     invalidating would wipe the whole Android audience over a configuration mistake that the app can fix.</li>
  * <li>{@code THIRD_PARTY_AUTH_ERROR}, {@code UNAUTHENTICATED} (401), {@code PERMISSION_DENIED} (403),
- *     {@code NOT_FOUND} without {@code UNREGISTERED} (wrong project), other 4xx: rejected only.</li>
- * <li>{@code QUOTA_EXCEEDED} (429), {@code UNAVAILABLE} (503), {@code INTERNAL} (500), any 5xx: failed,
- *     transient, with {@code Retry-After} (seconds or an HTTP date) when given.</li>
+ *     {@code NOT_FOUND} without {@code UNREGISTERED} (wrong project): {@code credentials_invalid}; other 4xx:
+ *     {@code provider_rejected}.</li>
+ * <li>{@code QUOTA_EXCEEDED} (429): {@code rate_limited}; {@code UNAVAILABLE} (503), {@code INTERNAL} (500),
+ *     any 5xx: {@code provider_unavailable}; both transient, with {@code Retry-After} (seconds or an HTTP
+ *     date) when given.</li>
  * </ul>
  */
 final class FcmErrors {
@@ -59,45 +61,29 @@ final class FcmErrors {
             }
         }
         String code = errorCode != null ? errorCode : fcmStatus != null ? fcmStatus : "HTTP_" + status;
-        String reason = reason(code, message);
-        return switch (code) {
-            case "UNREGISTERED" -> new DeliveryResult.Rejected(reason, true, null);
-            case "INVALID_ARGUMENT" -> new DeliveryResult.Rejected(reason,
-                    tokenViolation || mentionsToken(message), null);
-            case "QUOTA_EXCEEDED", "UNAVAILABLE", "INTERNAL" ->
-                    new DeliveryResult.Failed(reason, retryAfter(retryAfter, now));
+        String detail = detail(code, message);
+        ReasonCode reason = switch (code) {
+            case "UNREGISTERED" -> ReasonCode.TOKEN_UNREGISTERED;
+            case "INVALID_ARGUMENT" -> tokenViolation || mentionsToken(message)
+                    ? ReasonCode.TOKEN_INVALID : ReasonCode.PAYLOAD_INVALID;
+            case "QUOTA_EXCEEDED" -> ReasonCode.RATE_LIMITED;
+            case "UNAVAILABLE", "INTERNAL" -> ReasonCode.PROVIDER_UNAVAILABLE;
             case "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", "PERMISSION_DENIED",
-                 "NOT_FOUND" -> new DeliveryResult.Rejected(reason, false, null);
-            default -> status == 429 || status >= 500
-                    ? new DeliveryResult.Failed(reason, retryAfter(retryAfter, now))
-                    : new DeliveryResult.Rejected(reason, false, null);
+                 "NOT_FOUND" -> ReasonCode.CREDENTIALS_INVALID;
+            default -> status == 429 ? ReasonCode.RATE_LIMITED
+                    : status >= 500 ? ReasonCode.PROVIDER_UNAVAILABLE
+                    : ReasonCode.PROVIDER_REJECTED;
         };
-    }
-
-    /** {@code Retry-After} as delta-seconds or an HTTP date (RFC 9110 10.2.3); null when absent or unreadable. */
-    static Duration retryAfter(String header, Instant now) {
-        String value = header == null ? null : header.strip();
-        if (value == null || value.isEmpty()) return null;
-        if (value.chars().allMatch(Character::isDigit)) {
-            try {
-                return Duration.ofSeconds(Long.parseLong(value));
-            } catch (NumberFormatException e) {
-                return null;
-            }
-        }
-        try {
-            Instant at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-            return at.isAfter(now) ? Duration.between(now, at) : Duration.ZERO;
-        } catch (DateTimeParseException e) {
-            return null;
-        }
+        return reason.permanent()
+                ? new DeliveryResult.Rejected(reason, detail)
+                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(retryAfter, now));
     }
 
     private static boolean mentionsToken(String message) {
         return message != null && message.toLowerCase(java.util.Locale.ROOT).contains("registration token");
     }
 
-    private static String reason(String code, String message) {
+    private static String detail(String code, String message) {
         String reason = message == null || message.isBlank() ? code : code + ": " + message;
         return reason.length() > MAX_REASON ? reason.substring(0, MAX_REASON) : reason;
     }

@@ -8,11 +8,12 @@ import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
 import dev.pushservice.platform.rules.Platform;
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -43,11 +44,13 @@ import tools.jackson.databind.json.JsonMapper;
  * is free, so a slow FCM applies back-pressure to the delivery workers. Returned futures complete on a
  * Netty I/O thread: continuations must not block.
  *
- * <p>Answers: see {@link FcmErrors} for how FCM errors map to rejected or failed. A transport error
- * or timeout is a transient failure. An app without FCM credentials is a permanent rejection (retrying
- * cannot help until the app configures them). A token endpoint that refuses the credential (4xx) is a
- * rejection; one that is unreachable or answers 5xx is a transient failure. Neither the device token nor
- * the access token ever appears in a result reason or a log line.
+ * <p>Answers: see {@link FcmErrors} for how FCM errors map to reason codes. A transport error is a
+ * transient {@code connection_failed}, no answer in time a {@code timeout}. An app without FCM credentials
+ * is rejected {@code credentials_missing} (retrying cannot help until the app configures them); a message
+ * that cannot be built {@code payload_invalid}, an empty token {@code token_invalid}, both before sending.
+ * A token endpoint that refuses the credential (4xx) is {@code credentials_invalid}; one that is
+ * unreachable or answers 5xx a transient {@code access_token_unavailable}. Neither the device token nor
+ * the access token ever appears in a result detail or a log line.
  */
 public final class FcmProvider implements PushProvider {
 
@@ -57,6 +60,7 @@ public final class FcmProvider implements PushProvider {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final CredentialSource<FcmCredentials> credentialSource;
+    private final Clock clock;
     private final URI baseUrl;
     private final Duration requestTimeout;
     private final Duration refreshMargin;
@@ -69,27 +73,19 @@ public final class FcmProvider implements PushProvider {
 
     private FcmProvider(Builder b) {
         this.credentialSource = b.credentialSource;
-        this.baseUrl = stripSlash(b.baseUrl);
-        this.requestTimeout = b.requestTimeout;
+        this.clock = b.clock;
+        this.baseUrl = stripSlash(b.properties.baseUrl());
+        this.requestTimeout = b.properties.requestTimeout();
         this.refreshMargin = b.refreshMargin;
         this.expirationMargin = b.expirationMargin;
-        this.maxInFlight = b.maxInFlight;
-        this.inFlight = new Semaphore(b.maxInFlight);
-        this.http = new PushHttpClient("fcm", b.connectTimeout, b.requestTimeout, null);
+        this.maxInFlight = b.properties.maxInFlight();
+        this.inFlight = new Semaphore(maxInFlight);
+        this.http = new PushHttpClient("fcm", b.properties.connectTimeout(), requestTimeout, null);
     }
 
-    /** A provider reading each app's credentials from {@code credentials}, with the defaults of {@link FcmProperties}. */
+    /** @param credentials where each app's service account comes from (decrypted) */
     public static Builder builder(CredentialSource<FcmCredentials> credentials) {
         return new Builder(credentials);
-    }
-
-    /** A provider configured from {@code push.fcm.*}. */
-    public static FcmProvider create(FcmProperties properties, CredentialSource<FcmCredentials> credentials) {
-        return builder(credentials)
-                .baseUrl(properties.baseUrl())
-                .maxInFlight(properties.maxInFlight())
-                .requestTimeout(properties.requestTimeout())
-                .build();
     }
 
     @Override
@@ -103,24 +99,32 @@ public final class FcmProvider implements PushProvider {
             return CompletableFuture.failedFuture(
                     new IllegalArgumentException("FCM provider got a " + message.platform().value() + " message"));
         }
-        Optional<CredentialSource.Versioned<FcmCredentials>> found = credentialSource.find(message.appId());
-        if (found.isEmpty()) {
-            return CompletableFuture.completedFuture(
-                    new DeliveryResult.Rejected("fcm_credentials_missing: the app has no FCM credentials", false, null));
+        if (message.token() == null || message.token().isBlank()) {
+            return done(new DeliveryResult.Rejected(ReasonCode.TOKEN_INVALID, "empty FCM registration token"));
         }
-        AppClient app;
+        Optional<CredentialSource.Versioned<FcmCredentials>> found;
+        try {
+            found = credentialSource.find(message.appId());
+        } catch (CredentialSource.Unusable e) {
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, e.getMessage()));
+        }
+        if (found.isEmpty()) {
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no FCM credentials"));
+        }
         byte[] body;
         try {
-            app = appClient(message.appId(), found.get());
             body = FcmPayload.build(message);
         } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
+            // e.g. a data value Jackson cannot write; the message never changes, so retrying cannot help
+            return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID,
+                    "the FCM message cannot be built (" + e.getClass().getSimpleName() + ")"));
         }
+        AppClient app = appClient(message.appId(), found.get());
         try {
             inFlight.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return CompletableFuture.completedFuture(new DeliveryResult.Failed("interrupted before sending", null));
+            return done(new DeliveryResult.Failed(ReasonCode.INTERRUPTED, "before sending"));
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         result.whenComplete((r, e) -> inFlight.release());
@@ -166,9 +170,9 @@ public final class FcmProvider implements PushProvider {
         });
     }
 
-    private static DeliveryResult answer(PushHttpClient.Response response) {
+    private DeliveryResult answer(PushHttpClient.Response response) {
         if (response.status() == 200) return new DeliveryResult.Accepted(messageName(response.body()));
-        return FcmErrors.map(response.status(), response.retryAfter(), response.body(), Instant.now());
+        return FcmErrors.map(response.status(), response.retryAfter(), response.body(), clock.instant());
     }
 
     private static String messageName(byte[] body) {
@@ -183,19 +187,23 @@ public final class FcmProvider implements PushProvider {
     private DeliveryResult transportFailure(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause instanceof PushHttpClient.RequestTimeout) {
-            return new DeliveryResult.Failed("timeout: no answer within " + requestTimeout.toMillis() + " ms", null);
+            return new DeliveryResult.Failed(ReasonCode.TIMEOUT, "no answer within " + requestTimeout.toMillis() + " ms");
         }
-        return new DeliveryResult.Failed("transport: " + (cause instanceof PushHttpClient.RequestFailure
-                ? cause.getMessage() : cause.getClass().getSimpleName()), null);
+        return new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, cause instanceof PushHttpClient.RequestFailure
+                ? cause.getMessage() : cause.getClass().getSimpleName());
     }
 
     private static DeliveryResult tokenFailure(Throwable failure) {
         // google-auth marks token-endpoint answers: 4xx (invalid_grant, unknown account) is not retryable
         boolean retryable = !(failure instanceof Retryable r) || r.isRetryable();
-        String reason = "fcm_auth: access token request failed (" + failure.getClass().getSimpleName() + ")";
+        String detail = "access token request failed (" + failure.getClass().getSimpleName() + ")";
         return retryable
-                ? new DeliveryResult.Failed(reason, null)
-                : new DeliveryResult.Rejected(reason + "; check the app's service account", false, null);
+                ? new DeliveryResult.Failed(ReasonCode.ACCESS_TOKEN_UNAVAILABLE, detail)
+                : new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, detail + "; check the app's service account");
+    }
+
+    private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {
+        return CompletableFuture.completedFuture(result);
     }
 
     private AppClient appClient(UUID appId, CredentialSource.Versioned<FcmCredentials> versioned) {
@@ -242,10 +250,8 @@ public final class FcmProvider implements PushProvider {
     /** Configures an {@link FcmProvider}; {@link #build()} checks the configuration. */
     public static final class Builder {
         private final CredentialSource<FcmCredentials> credentialSource;
-        private URI baseUrl = FcmProperties.DEFAULT_BASE_URL;
-        private int maxInFlight = 1000;
-        private Duration requestTimeout = Duration.ofSeconds(10);
-        private Duration connectTimeout = Duration.ofSeconds(10);
+        private FcmProperties properties = FcmProperties.defaults();
+        private Clock clock = Clock.systemUTC();
         private Duration refreshMargin = Duration.ofMinutes(3).plusSeconds(45);
         private Duration expirationMargin = Duration.ofMinutes(3);
 
@@ -253,24 +259,15 @@ public final class FcmProvider implements PushProvider {
             this.credentialSource = Objects.requireNonNull(credentialSource, "credentialSource");
         }
 
-        /** FCM's origin, {@code https://fcm.googleapis.com} by default; {@code http://} is sent as h2c. */
-        public Builder baseUrl(URI baseUrl) {
-            this.baseUrl = baseUrl;
+        /** Where FCM is and how long to wait ({@code push.fcm.*}); the defaults otherwise. */
+        public Builder properties(FcmProperties properties) {
+            this.properties = Objects.requireNonNull(properties, "properties");
             return this;
         }
 
-        public Builder maxInFlight(int maxInFlight) {
-            this.maxInFlight = maxInFlight;
-            return this;
-        }
-
-        public Builder requestTimeout(Duration requestTimeout) {
-            this.requestTimeout = requestTimeout;
-            return this;
-        }
-
-        public Builder connectTimeout(Duration connectTimeout) {
-            this.connectTimeout = connectTimeout;
+        /** The clock {@code Retry-After} dates are measured with. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
@@ -286,17 +283,10 @@ public final class FcmProvider implements PushProvider {
         }
 
         public FcmProvider build() {
-            Objects.requireNonNull(baseUrl, "baseUrl");
+            URI baseUrl = properties.baseUrl();
             String scheme = baseUrl.getScheme();
             if (!"https".equalsIgnoreCase(scheme) && !"http".equalsIgnoreCase(scheme) || baseUrl.getHost() == null) {
                 throw new IllegalArgumentException("FCM base URL must be an absolute http(s) URL: " + baseUrl);
-            }
-            if (maxInFlight <= 0) throw new IllegalArgumentException("maxInFlight must be positive");
-            if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
-                throw new IllegalArgumentException("requestTimeout must be positive");
-            }
-            if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
-                throw new IllegalArgumentException("connectTimeout must be positive");
             }
             if (refreshMargin == null || expirationMargin == null || expirationMargin.isNegative()
                     || refreshMargin.compareTo(expirationMargin) < 0) {

@@ -1,20 +1,17 @@
 package dev.pushservice.delivery.fcm;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pushservice.apps.AppCredentialStore;
+import dev.pushservice.apps.AppSettings;
 import dev.pushservice.apps.SettingsSection;
+import dev.pushservice.delivery.CredentialCache;
 import dev.pushservice.delivery.CredentialSource;
-import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.json.JsonInput;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Component;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The {@code fcm} section of app settings, and the provider's {@link CredentialSource}: the
@@ -23,14 +20,15 @@ import tools.jackson.databind.node.ObjectNode;
  * per app for 30 s, and replaced at once on this instance when changed.
  */
 @Component
-public class FcmSettings implements SettingsSection, CredentialSource<FcmCredentials> {
+class FcmSettings implements SettingsSection<AppSettings.FcmView>, CredentialSource<FcmCredentials> {
 
+    /** The name the credentials are stored under, and the settings field. */
+    static final String NAME = "fcm";
     private static final String FIELD = "fcm.service_account";
 
     private final AppCredentialStore store;
     private final JsonMapper json;
-    private final Cache<UUID, Optional<Versioned<FcmCredentials>>> cache = Caffeine.newBuilder()
-            .expireAfterWrite(Duration.ofSeconds(30)).maximumSize(10_000).build();
+    private final CredentialCache<FcmCredentials> cache = new CredentialCache<>(this::load);
 
     FcmSettings(AppCredentialStore store, JsonMapper json) {
         this.store = store;
@@ -39,16 +37,19 @@ public class FcmSettings implements SettingsSection, CredentialSource<FcmCredent
 
     @Override
     public String name() {
-        return "fcm";
+        return NAME;
     }
 
     @Override
     public Runnable prepare(UUID appId, JsonNode value, JsonInput in) {
         if (value == null || value.isNull()) {
-            return () -> forget(appId, store.remove(appId, AppCredentialStore.FCM));
+            return () -> {
+                store.remove(appId, NAME);
+                cache.invalidate(appId);
+            };
         }
         if (!value.isObject()) {
-            in.reject("fcm", "must be an object {\"service_account\": {…}} or null to remove");
+            in.reject(NAME, "must be an object {\"service_account\": {…}} or null to remove");
             return () -> { };
         }
         JsonNode account = value.get("service_account");
@@ -57,31 +58,31 @@ public class FcmSettings implements SettingsSection, CredentialSource<FcmCredent
             return () -> { };
         }
         String raw = account.isString() ? account.stringValue() : json.writeValueAsString(account);
-        FcmCredentials credentials;
-        try {
-            credentials = FcmCredentials.parse(FIELD, raw);
-        } catch (ApiException e) {
-            in.rejectAll(e.details().stream().map(d -> new dev.pushservice.platform.domain.Violation(d.field(), d.message())).toList());
-            return () -> { };
-        }
-        ObjectNode summary = json.createObjectNode()
-                .put("project_id", credentials.projectId())
-                .put("client_email", credentials.clientEmail());
-        return () -> forget(appId, store.put(appId, AppCredentialStore.FCM, summary, raw.getBytes(StandardCharsets.UTF_8)));
+        FcmCredentials credentials = FcmCredentials.read(FIELD, raw, in::reject);
+        if (credentials == null) return () -> { };
+        JsonNode summary = json.valueToTree(new AppSettings.FcmView(credentials.projectId(), credentials.clientEmail()));
+        return () -> {
+            store.put(appId, NAME, summary, raw.getBytes(StandardCharsets.UTF_8));
+            cache.invalidate(appId);
+        };
     }
 
     @Override
-    public Object read(UUID appId) {
-        return store.summaries(appId).get(AppCredentialStore.FCM);
+    public AppSettings.FcmView read(UUID appId) {
+        return store.summary(appId, NAME).map(s -> json.treeToValue(s, AppSettings.FcmView.class)).orElse(null);
     }
 
     @Override
     public Optional<Versioned<FcmCredentials>> find(UUID appId) {
-        return cache.get(appId, id -> store.find(id, AppCredentialStore.FCM).map(s ->
-                new Versioned<>(FcmCredentials.parse(FIELD, new String(s.secret(), StandardCharsets.UTF_8)), s.version())));
+        return cache.find(appId);
     }
 
-    private void forget(UUID appId, Object ignored) {
-        cache.invalidate(appId);
+    private Optional<Versioned<FcmCredentials>> load(UUID appId) {
+        return store.find(appId, NAME).map(stored -> {
+            FcmCredentials credentials = FcmCredentials.read(FIELD,
+                    new String(stored.secret(), StandardCharsets.UTF_8), (field, message) -> { });
+            if (credentials == null) throw new Unusable("the stored FCM service account no longer passes its checks");
+            return new Versioned<>(credentials, stored.version());
+        });
     }
 }

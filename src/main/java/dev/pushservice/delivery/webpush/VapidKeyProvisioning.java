@@ -59,7 +59,7 @@ class VapidKeyProvisioning {
         int made = 0;
         List<UUID> missing;
         do {
-            missing = store.appsWithout(AppCredentialStore.WEBPUSH, BATCH);
+            missing = store.appsWithout(VapidKeyService.NAME, BATCH);
             missing.forEach(vapid::ensure);
             made += missing.size();
         } while (missing.size() == BATCH);

@@ -1,11 +1,9 @@
 package dev.pushservice.delivery.webpush;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pushservice.apps.AppCredentialStore;
+import dev.pushservice.delivery.CredentialCache;
 import dev.pushservice.delivery.CredentialSource;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
@@ -23,10 +21,12 @@ import tools.jackson.databind.node.ObjectNode;
 @Service
 public class VapidKeyService implements CredentialSource<VapidKeys> {
 
+    /** The name the key pair is stored under, and the settings field. */
+    static final String NAME = "webpush";
+
     private final AppCredentialStore store;
     private final JsonMapper json;
-    private final Cache<UUID, Versioned<VapidKeys>> cache = Caffeine.newBuilder()
-            .expireAfterWrite(Duration.ofSeconds(30)).maximumSize(10_000).build();
+    private final CredentialCache<VapidKeys> cache = new CredentialCache<>(id -> Optional.of(loadOrCreate(id)));
 
     VapidKeyService(AppCredentialStore store, JsonMapper json) {
         this.store = store;
@@ -36,7 +36,7 @@ public class VapidKeyService implements CredentialSource<VapidKeys> {
     /** The app's pair for sending; generated and stored if the app has none yet (a send is a write path). */
     @Override
     public Optional<Versioned<VapidKeys>> find(UUID appId) {
-        return Optional.of(cache.get(appId, this::loadOrCreate));
+        return cache.find(appId);
     }
 
     /**
@@ -45,33 +45,35 @@ public class VapidKeyService implements CredentialSource<VapidKeys> {
      * role makes one). Never writes.
      */
     public Optional<String> publicKey(UUID appId) {
-        Versioned<VapidKeys> cached = cache.getIfPresent(appId);
-        if (cached != null) return Optional.of(cached.credentials().publicKeyBase64Url());
-        return store.summary(appId, AppCredentialStore.WEBPUSH)
-                .map(summary -> summary.path("vapid_public_key").asString());
+        Optional<Versioned<VapidKeys>> cached = cache.cached(appId);
+        if (cached.isPresent()) return Optional.of(cached.get().credentials().publicKeyBase64Url());
+        return store.summary(appId, NAME).map(summary -> summary.path("vapid_public_key").asString());
     }
 
     /** Generates and stores the app's pair unless it has one; joins the caller's transaction. */
     void ensure(UUID appId) {
-        if (store.version(appId, AppCredentialStore.WEBPUSH).isEmpty()) generate(appId);
+        if (store.version(appId, NAME).isEmpty()) generate(appId);
     }
 
     private void generate(UUID appId) {
         VapidKeys fresh = VapidKeys.generate();
         ObjectNode summary = json.createObjectNode().put("vapid_public_key", fresh.publicKeyBase64Url());
-        store.putIfAbsent(appId, AppCredentialStore.WEBPUSH, summary,
-                fresh.privateKeyBase64Url().getBytes(StandardCharsets.US_ASCII));
+        store.putIfAbsent(appId, NAME, summary, fresh.privateKeyBase64Url().getBytes(StandardCharsets.US_ASCII));
     }
 
     private Versioned<VapidKeys> loadOrCreate(UUID appId) {
-        Optional<AppCredentialStore.Stored> stored = store.find(appId, AppCredentialStore.WEBPUSH);
+        Optional<AppCredentialStore.Stored> stored = store.find(appId, NAME);
         if (stored.isEmpty()) {
             generate(appId);
-            stored = store.find(appId, AppCredentialStore.WEBPUSH);
+            stored = store.find(appId, NAME);
         }
         AppCredentialStore.Stored s = stored.orElseThrow();
-        VapidKeys keys = VapidKeys.of(s.summary().path("vapid_public_key").asString(),
-                new String(s.secret(), StandardCharsets.US_ASCII), null);
-        return new Versioned<>(keys, s.version());
+        try {
+            VapidKeys keys = VapidKeys.of(s.summary().path("vapid_public_key").asString(),
+                    new String(s.secret(), StandardCharsets.US_ASCII), null);
+            return new Versioned<>(keys, s.version());
+        } catch (IllegalArgumentException e) {
+            throw new Unusable("the stored VAPID key pair is unusable (" + e.getMessage() + ")");
+        }
     }
 }

@@ -4,17 +4,15 @@ import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
+import dev.pushservice.delivery.http.RetryAfter;
 import dev.pushservice.platform.rules.Platform;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
-import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
@@ -38,15 +36,17 @@ import java.util.regex.Pattern;
  * {@code Content-Encoding: aes128gcm}. The body a service worker decrypts is described in
  * {@link WebPushPayload}.
  *
- * <p>Results: 200/201/202 accepted ({@code Location} as the provider id); 404 and 410 rejected with
- * the token invalid (the subscription expired or was unsubscribed); 400, 401, 403, 413 and other
- * 4xx rejected without invalidating the token (they point at our request or credentials, not at
- * the device: a 403 "VAPID key mismatch" usually means the app's keys were replaced, and
- * invalidating would wipe every browser of the app); 408, 425, 429, 5xx and transport errors failed
- * (transient) with {@code Retry-After} honoured. Unparseable subscriptions are rejected with the
- * token invalid; endpoints refused only by policy ({@code http}, local addresses) are rejected
- * without invalidating. A payload over {@link WebPushEncryption#MAX_PLAINTEXT} bytes is rejected
- * before anything is sent.
+ * <p>Results, with the push service's status (and its short explanation) as the detail: 200/201/202
+ * accepted ({@code Location} as the provider id); 404 and 410 {@code token_unregistered} (the
+ * subscription expired or was unsubscribed); 413 {@code payload_too_large}; 401 and 403
+ * {@code credentials_invalid} (a 403 "VAPID key mismatch" usually means the app's keys were replaced,
+ * and invalidating would wipe every browser of the app); 400 and other 4xx {@code provider_rejected};
+ * 429 {@code rate_limited}; 408, 425, 5xx {@code provider_unavailable}; no answer in time
+ * {@code timeout}; transport errors {@code connection_failed}; the transient ones with
+ * {@code Retry-After} honoured. Before anything is sent: an unparseable subscription is
+ * {@code token_invalid}; an endpoint refused only by policy ({@code http}, local addresses)
+ * {@code endpoint_not_allowed}, the device kept; a payload over {@link WebPushEncryption#MAX_PLAINTEXT}
+ * bytes {@code payload_too_large}.
  *
  * <p>Thread-safe and long-lived: build one per process. Encryption runs on the caller's thread;
  * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers (or a
@@ -61,6 +61,7 @@ public final class WebPushProvider implements PushProvider {
     private static final int MAX_REASON_BODY = 160;
 
     private final CredentialSource<VapidKeys> credentials;
+    private final Clock clock;
     private final WebPushProperties properties;
     private final VapidTokens tokens;
     private final Semaphore inFlight;
@@ -71,6 +72,7 @@ public final class WebPushProvider implements PushProvider {
     // very completions that would free their slots (a deadlock once seen with HttpClient.sendAsync).
     private WebPushProvider(Builder builder) {
         this.credentials = builder.credentials;
+        this.clock = builder.clock;
         this.properties = builder.properties;
         this.tokens = new VapidTokens(builder.clock, properties.subject());
         this.inFlight = new Semaphore(properties.maxInFlight());
@@ -98,16 +100,29 @@ public final class WebPushProvider implements PushProvider {
         try {
             subscription = WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints());
         } catch (WebPushSubscription.InvalidSubscriptionException e) {
-            return done(new DeliveryResult.Rejected(e.getMessage(), !e.refusedByPolicy(), null));
+            return done(new DeliveryResult.Rejected(
+                    e.refusedByPolicy() ? ReasonCode.ENDPOINT_NOT_ALLOWED : ReasonCode.TOKEN_INVALID, e.getMessage()));
         }
-        Optional<CredentialSource.Versioned<VapidKeys>> keys = credentials.find(message.appId());
+        Optional<CredentialSource.Versioned<VapidKeys>> keys;
+        try {
+            keys = credentials.find(message.appId());
+        } catch (CredentialSource.Unusable e) {
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, e.getMessage()));
+        }
         if (keys.isEmpty()) {
-            return done(new DeliveryResult.Rejected("no VAPID key pair is configured for this app", false, null));
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "no VAPID key pair is configured for this app"));
         }
-        byte[] payload = WebPushPayload.encode(message);
+        byte[] payload;
+        try {
+            payload = WebPushPayload.encode(message);
+        } catch (RuntimeException e) {
+            // e.g. a data value Jackson cannot write; the message never changes, so retrying cannot help
+            return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID,
+                    "the Web Push message cannot be built (" + e.getClass().getSimpleName() + ")"));
+        }
         if (payload.length > WebPushEncryption.MAX_PLAINTEXT) {
-            return done(new DeliveryResult.Rejected("payload too large for Web Push: " + payload.length
-                    + " bytes of JSON, at most " + WebPushEncryption.MAX_PLAINTEXT, false, null));
+            return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_TOO_LARGE, payload.length
+                    + " bytes of JSON, Web Push allows " + WebPushEncryption.MAX_PLAINTEXT));
         }
         byte[] body = WebPushEncryption.encrypt(payload, subscription);
         String authorization = tokens.authorization(message.appId(), keys.get().version(), keys.get().credentials(),
@@ -125,14 +140,14 @@ public final class WebPushProvider implements PushProvider {
             inFlight.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return done(new DeliveryResult.Failed("interrupted while waiting for a sending slot", null));
+            return done(new DeliveryResult.Failed(ReasonCode.INTERRUPTED, "while waiting for a sending slot"));
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
             client.post(subscription.endpoint(), headers, body).whenComplete((response, error) -> {
                 inFlight.release();
                 try {
-                    result.complete(error == null ? result(response, subscription) : transportFailure(error));
+                    result.complete(error == null ? result(response, subscription, clock) : transportFailure(error));
                 } catch (RuntimeException e) {
                     result.completeExceptionally(e);
                 }
@@ -208,63 +223,48 @@ public final class WebPushProvider implements PushProvider {
         return message.ttlSeconds() != null ? Math.max(0, message.ttlSeconds()) : properties.defaultTtl().toSeconds();
     }
 
-    static DeliveryResult result(PushHttpClient.Response response, WebPushSubscription subscription) {
+    static DeliveryResult result(PushHttpClient.Response response, WebPushSubscription subscription, Clock clock) {
         int status = response.status();
-        return switch (status) {
-            case 200, 201, 202 -> new DeliveryResult.Accepted(response.location());
-            case 404, 410 -> new DeliveryResult.Rejected(
-                    "push service says the subscription is gone (HTTP " + status + ")", true, null);
-            case 413 -> new DeliveryResult.Rejected("push service says the payload is too large (HTTP 413)", false, null);
-            case 408, 425, 429 -> new DeliveryResult.Failed("push service answered HTTP " + status,
-                    retryAfter(response.retryAfter()));
-            default -> status >= 500 || status < 200 || (status >= 300 && status < 400)
-                    ? new DeliveryResult.Failed("push service answered HTTP " + status, retryAfter(response.retryAfter()))
-                    : new DeliveryResult.Rejected("push service refused the message (HTTP " + status + ")"
-                            + detail(new String(response.body(), StandardCharsets.UTF_8), subscription), false, null);
+        if (status == 200 || status == 201 || status == 202) return new DeliveryResult.Accepted(response.location());
+        ReasonCode reason = switch (status) {
+            case 404, 410 -> ReasonCode.TOKEN_UNREGISTERED;
+            case 413 -> ReasonCode.PAYLOAD_TOO_LARGE;
+            case 401, 403 -> ReasonCode.CREDENTIALS_INVALID;
+            case 429 -> ReasonCode.RATE_LIMITED;
+            case 408, 425 -> ReasonCode.PROVIDER_UNAVAILABLE;
+            // another 4xx, or a success code RFC 8030 does not use (retrying it could deliver twice)
+            default -> status >= 200 && status < 500 && (status < 300 || status >= 400)
+                    ? ReasonCode.PROVIDER_REJECTED : ReasonCode.PROVIDER_UNAVAILABLE;
         };
+        String detail = "HTTP " + status + explanation(response.body(), subscription);
+        return reason.permanent()
+                ? new DeliveryResult.Rejected(reason, detail)
+                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(response.retryAfter(), clock.instant()));
     }
 
     private static DeliveryResult transportFailure(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
         if (cause instanceof PushHttpClient.RequestTimeout) {
-            return new DeliveryResult.Failed("push service did not answer in time", null);
+            return new DeliveryResult.Failed(ReasonCode.TIMEOUT, "the push service did not answer in time");
         }
         // Only the client's own descriptions are shown: other messages may carry the endpoint, a capability.
         String why = cause instanceof PushHttpClient.RequestFailure ? cause.getMessage() : cause.getClass().getSimpleName();
-        return new DeliveryResult.Failed("could not reach the push service (" + why + ")", null);
+        return new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, why);
     }
 
     /** The push service's explanation (e.g. FCM's "VAPID credentials mismatch"), short and without the endpoint. */
-    private static String detail(String body, WebPushSubscription subscription) {
-        if (body == null || body.isBlank()) {
+    private static String explanation(byte[] body, WebPushSubscription subscription) {
+        if (body == null || body.length == 0) {
             return "";
         }
-        String text = body.replace(subscription.endpoint().toString(), "<endpoint>");
+        String text = new String(body, StandardCharsets.UTF_8).replace(subscription.endpoint().toString(), "<endpoint>");
         String path = subscription.endpoint().getRawPath();
         if (path != null && path.length() > 1) {
             text = text.replace(path, "<endpoint>");
         }
         text = text.replaceAll("\\s+", " ").strip();
+        if (text.isEmpty()) return "";
         return ": " + (text.length() > MAX_REASON_BODY ? text.substring(0, MAX_REASON_BODY) + "…" : text);
-    }
-
-    /** {@code Retry-After} as delta-seconds or an HTTP-date; null when absent or unparseable. */
-    static Duration retryAfter(String header) {
-        String value = header == null ? "" : header.strip();
-        if (value.isEmpty()) {
-            return null;
-        }
-        try {
-            return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
-        } catch (NumberFormatException notSeconds) {
-            try {
-                ZonedDateTime at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME);
-                Duration wait = Duration.between(java.time.Instant.now(), at.toInstant());
-                return wait.isNegative() ? Duration.ZERO : wait;
-            } catch (DateTimeParseException notDate) {
-                return null;
-            }
-        }
     }
 
     private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {

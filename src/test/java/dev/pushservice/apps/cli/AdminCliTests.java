@@ -98,7 +98,7 @@ class AdminCliTests extends ApiTest {
     }
 
     @org.springframework.beans.factory.annotation.Autowired
-    dev.pushservice.delivery.fcm.FcmSettings fcmCredentials;
+    dev.pushservice.delivery.CredentialSource<dev.pushservice.delivery.fcm.FcmCredentials> fcmCredentials;
 
     @org.springframework.beans.factory.annotation.Autowired
     dev.pushservice.delivery.webpush.VapidKeyService vapidKeys;

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
@@ -83,7 +81,7 @@ class ApnsCredentialsTests {
 
     @Test
     void certificateCredentialsOpenWithTheirPassword() {
-        ApnsCredentials credentials = ApnsCredentials.certificate(p12, "pw", "com.example.app", "sandbox");
+        ApnsCredentials credentials = ApnsCredentials.certificate(p12, "pw", "com.example.app", "sandbox", Instant.now());
 
         ApnsCredentials.Certificate certificate = (ApnsCredentials.Certificate) credentials.auth();
         assertThat(certificate.certificate().getSubjectX500Principal().getName()).contains("com.example.app");
@@ -104,6 +102,18 @@ class ApnsCredentialsTests {
     }
 
     @Test
+    void certificateThatExpiresAfterItWasSetIsRefusedWhenReadBackLater() {
+        ApnsCredentials set = ApnsCredentials.certificate(p12, "pw", "com.example.app", "sandbox", Instant.now());
+        ObjectNode stored = set.toJson();
+        Instant afterExpiry = ((ApnsCredentials.Certificate) set.auth()).certificate().getNotAfter().toInstant()
+                .plus(Duration.ofMinutes(1));
+
+        JsonInput in = JsonInput.object(stored);
+        assertThat(ApnsCredentials.read(in, afterExpiry)).isNull();
+        assertThat(in.hasErrors()).isTrue();
+    }
+
+    @Test
     void jsonNeedsExactlyOneAuthAndNamesNestedFields() {
         assertThat(readErrors("{\"bundle_id\":\"com.example.app\",\"environment\":\"sandbox\"}"))
                 .containsExactly(tuple("apns.token", "token or certificate is required"));
@@ -119,7 +129,7 @@ class ApnsCredentialsTests {
     @Test
     void storedJsonReadsBackToTheSameCredentials() {
         ApnsCredentials token = ApnsCredentials.token(p256Pem, "ABC123DEFG", "TEAM123456", "com.example.app", "sandbox");
-        ApnsCredentials certificate = ApnsCredentials.certificate(p12, "pw", "com.example.app", "production");
+        ApnsCredentials certificate = ApnsCredentials.certificate(p12, "pw", "com.example.app", "production", Instant.now());
 
         for (ApnsCredentials original : List.of(token, certificate)) {
             ApnsCredentials copy = read(JSON.writeValueAsString(original.toJson()));
@@ -133,13 +143,14 @@ class ApnsCredentialsTests {
     void summaryAndToStringNeverShowTheSecret() throws Exception {
         ApnsCredentials token = ApnsCredentials.token(p256Pem, "ABC123DEFG", "TEAM123456", "com.example.app", "sandbox");
         byte[] p12 = TestCertificates.shared().clientPkcs12("CN=x", "pw-secret", Instant.now().plus(Duration.ofDays(1)));
-        ApnsCredentials certificate = ApnsCredentials.certificate(p12, "pw-secret", "com.example.app", "sandbox");
+        ApnsCredentials certificate = ApnsCredentials.certificate(p12, "pw-secret", "com.example.app", "sandbox", Instant.now());
         String pemBody = p256Pem.lines().skip(1).findFirst().orElseThrow();
 
-        assertThat(token.summary()).containsEntry("auth", "token").containsEntry("key_id", "ABC123DEFG")
-                .containsEntry("team_id", "TEAM123456").containsEntry("environment", "sandbox");
+        assertThat(token.summary()).isEqualTo(new dev.pushservice.apps.AppSettings.ApnsView(
+                "com.example.app", "sandbox", "token", "ABC123DEFG", "TEAM123456", null, null));
         assertThat(token.summary().toString() + token).doesNotContain(pemBody).doesNotContain("PRIVATE KEY");
-        assertThat(certificate.summary()).containsEntry("auth", "certificate").containsKey("certificate_expires_at");
+        assertThat(certificate.summary().auth()).isEqualTo("certificate");
+        assertThat(certificate.summary().certificateExpiresAt()).isAfter(Instant.now());
         assertThat(certificate.summary().toString() + certificate).doesNotContain("pw-secret")
                 .doesNotContain(Base64.getEncoder().encodeToString(p12).substring(0, 40));
     }
@@ -150,19 +161,18 @@ class ApnsCredentialsTests {
     }
 
     private static List<org.assertj.core.groups.Tuple> certificateErrors(byte[] pkcs12, String password) {
-        return errors(() -> ApnsCredentials.certificate(pkcs12, password, "com.example.app", "sandbox"));
+        return errors(() -> ApnsCredentials.certificate(pkcs12, password, "com.example.app", "sandbox", Instant.now()));
     }
 
     private static List<org.assertj.core.groups.Tuple> errors(Runnable call) {
-        ApiException e = (ApiException) org.assertj.core.api.Assertions.catchThrowable(call::run);
+        InvalidInput e = org.assertj.core.api.Assertions.catchThrowableOfType(InvalidInput.class, call::run);
         assertThat(e).as("must be refused").isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.VALIDATION_FAILED);
-        return e.details().stream().map(d -> tuple(d.field(), d.message())).toList();
+        return e.violations().stream().map(v -> tuple(v.field(), v.message())).toList();
     }
 
     private static ApnsCredentials read(String json) {
         JsonInput in = JsonInput.object(JSON.readTree(json));
-        ApnsCredentials credentials = ApnsCredentials.read(in);
+        ApnsCredentials credentials = ApnsCredentials.read(in, Instant.now());
         in.check();
         return credentials;
     }
@@ -172,7 +182,7 @@ class ApnsCredentialsTests {
         ObjectNode body = JSON.createObjectNode();
         body.set("apns", JSON.readTree(json));
         JsonInput in = JsonInput.object(body);
-        ApnsCredentials credentials = in.nested("apns").map(ApnsCredentials::read).orElse(null);
+        ApnsCredentials credentials = in.nested("apns").map(a -> ApnsCredentials.read(a, Instant.now())).orElse(null);
         assertThat(credentials).isNull();
         assertThatThrownBy(in::check).isInstanceOf(InvalidInput.class);
         List<Violation> details = ((InvalidInput) org.assertj.core.api.Assertions.catchThrowable(in::check)).violations();

@@ -13,6 +13,7 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.InterruptionLevel;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -110,7 +111,7 @@ class ApnsProviderTests {
         ApnsProvider strangers = provider(peer.properties(caFile, 1, 100, null),
                 id -> Optional.of(new CredentialSource.Versioned<>(tokenCredentials(other, BUNDLE), 1)));
         DeliveryResult refused = await(strangers.send(alert().app(otherApp).token(token).build()));
-        assertThat(refused).isEqualTo(new DeliveryResult.Rejected("InvalidProviderToken", false, null));
+        assertThat(refused).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, "InvalidProviderToken"));
     }
 
     @Test
@@ -118,7 +119,7 @@ class ApnsProviderTests {
         ApnsTestPeer mutualTls = closeLater(ApnsTestPeer.startWithClientCertificates());
         byte[] p12 = TestCertificates.shared().clientPkcs12("CN=Apple Push Services: " + BUNDLE + ",UID=" + BUNDLE,
                 "secret", Instant.now().plus(Duration.ofDays(1)));
-        ApnsCredentials credentials = ApnsCredentials.certificate(p12, "secret", BUNDLE, "sandbox");
+        ApnsCredentials credentials = ApnsCredentials.certificate(p12, "secret", BUNDLE, "sandbox", Instant.now());
         ApnsProvider provider = provider(mutualTls.properties(caFile, 1, 100, null),
                 id -> Optional.of(new CredentialSource.Versioned<>(credentials, 1)));
 
@@ -139,7 +140,8 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().build()));
 
-        assertThat(result).isEqualTo(new DeliveryResult.Rejected("BadDeviceToken", true, null));
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.TOKEN_INVALID, "BadDeviceToken"));
+        assertThat(((DeliveryResult.Rejected) result).tokenInvalid()).isTrue();
         assertThat(peer.next()).isNotNull();
         assertThat(peer.receivedCount()).as("sent once, never retried by the provider").isZero();
     }
@@ -154,23 +156,28 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().build()));
 
-        assertThat(result).isEqualTo(new DeliveryResult.Rejected("Unregistered", true, unregisteredAt));
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.TOKEN_UNREGISTERED, "Unregistered", unregisteredAt));
     }
 
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource({
-            "TOO_MANY_REQUESTS, failed, TooManyRequests",
-            "INTERNAL_SERVER_ERROR, failed, InternalServerError",
-            "SERVICE_UNAVAILABLE, failed, ServiceUnavailable",
-            "SHUTDOWN, failed, Shutdown",
-            "EXPIRED_PROVIDER_TOKEN, failed, ExpiredProviderToken",
-            "DEVICE_TOKEN_NOT_FOR_TOPIC, token-invalid, DeviceTokenNotForTopic",
-            "BAD_TOPIC, rejected, BadTopic",
-            "TOPIC_DISALLOWED, rejected, TopicDisallowed",
-            "PAYLOAD_TOO_LARGE, rejected, PayloadTooLarge",
-            "INVALID_PROVIDER_TOKEN, rejected, InvalidProviderToken",
+            "TOO_MANY_REQUESTS, RATE_LIMITED, TooManyRequests",
+            "INTERNAL_SERVER_ERROR, PROVIDER_UNAVAILABLE, InternalServerError",
+            "SERVICE_UNAVAILABLE, PROVIDER_UNAVAILABLE, ServiceUnavailable",
+            "SHUTDOWN, PROVIDER_UNAVAILABLE, Shutdown",
+            "IDLE_TIMEOUT, PROVIDER_UNAVAILABLE, IdleTimeout",
+            "EXPIRED_PROVIDER_TOKEN, ACCESS_TOKEN_UNAVAILABLE, ExpiredProviderToken",
+            "DEVICE_TOKEN_NOT_FOR_TOPIC, TOKEN_INVALID, DeviceTokenNotForTopic",
+            "BAD_TOPIC, CREDENTIALS_INVALID, BadTopic",
+            "TOPIC_DISALLOWED, CREDENTIALS_INVALID, TopicDisallowed",
+            "INVALID_PROVIDER_TOKEN, CREDENTIALS_INVALID, InvalidProviderToken",
+            "BAD_CERTIFICATE_ENVIRONMENT, CREDENTIALS_INVALID, BadCertificateEnvironment",
+            "PAYLOAD_TOO_LARGE, PAYLOAD_TOO_LARGE, PayloadTooLarge",
+            "BAD_COLLAPSE_ID, PAYLOAD_INVALID, BadCollapseId",
+            "BAD_EXPIRATION_DATE, PAYLOAD_INVALID, BadExpirationDate",
+            "BAD_PATH, PROVIDER_REJECTED, BadPath",
     })
-    void apnsAnswersMapToRetryableOrPermanentResults(RejectionReason reason, String kind, String text) throws Exception {
+    void apnsAnswersMapToReasonCodes(RejectionReason reason, ReasonCode code, String apnsReason) throws Exception {
         peer.answer((headers, payload) -> {
             throw new RejectedNotificationException(reason);
         });
@@ -178,10 +185,10 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().build()));
 
-        switch (kind) {
-            case "failed" -> assertThat(result).isEqualTo(new DeliveryResult.Failed(text, null));
-            case "token-invalid" -> assertThat(result).isEqualTo(new DeliveryResult.Rejected(text, true, null));
-            default -> assertThat(result).isEqualTo(new DeliveryResult.Rejected(text, false, null));
+        if (code.permanent()) {
+            assertThat(result).isEqualTo(new DeliveryResult.Rejected(code, apnsReason));
+        } else {
+            assertThat(result).isEqualTo(new DeliveryResult.Failed(code, apnsReason));
         }
     }
 
@@ -202,8 +209,8 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(pending);
         release.countDown();
-        assertThat(result).isInstanceOf(DeliveryResult.Failed.class);
-        assertThat(((DeliveryResult.Failed) result).reason()).startsWith("ConnectionError");
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                f -> assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED));
         assertThat(provider.inFlight(appId)).as("slot given back").isZero();
     }
 
@@ -217,8 +224,8 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().build()));
 
-        assertThat(result).isInstanceOf(DeliveryResult.Failed.class);
-        assertThat(((DeliveryResult.Failed) result).reason()).startsWith("ConnectionError");
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
+                f -> assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED));
     }
 
     @Test
@@ -230,7 +237,7 @@ class ApnsProviderTests {
         DeliveryResult result = await(provider.send(alert().build()));
         release.countDown();
 
-        assertThat(result).isEqualTo(new DeliveryResult.Failed("Timeout: no answer within 300 ms", null));
+        assertThat(result).isEqualTo(new DeliveryResult.Failed(ReasonCode.TIMEOUT, "no answer within 300 ms"));
         assertThat(provider.inFlight(appId)).isZero();
     }
 
@@ -262,7 +269,20 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().build()));
 
-        assertThat(result).isEqualTo(new DeliveryResult.Rejected("NotConfigured: the app has no APNs credentials", false, null));
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no APNs credentials"));
+        assertThat(peer.receivedCount()).isZero();
+    }
+
+    @Test
+    void storedCredentialsThatNoLongerPassAreRejectedAsInvalid() throws Exception {
+        ApnsProvider provider = provider(peer.properties(caFile, 1, 100, null), id -> {
+            throw new CredentialSource.Unusable("the stored APNs credentials no longer pass their checks");
+        });
+
+        DeliveryResult result = await(provider.send(alert().build()));
+
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID,
+                "the stored APNs credentials no longer pass their checks"));
         assertThat(peer.receivedCount()).isZero();
     }
 
@@ -428,7 +448,7 @@ class ApnsProviderTests {
         DeliveryResult result = await(provider.send(alert().overrides(overrides).build()));
 
         assertThat(result).isEqualTo(new DeliveryResult.Rejected(
-                "InvalidPlatformOverride: ios.badge must be an integer >= 0", false, null));
+                ReasonCode.PAYLOAD_INVALID, "platform_overrides.ios.badge must be an integer >= 0"));
         assertThat(peer.receivedCount()).isZero();
     }
 
@@ -441,7 +461,8 @@ class ApnsProviderTests {
 
         assertThat(tooLarge).isInstanceOf(DeliveryResult.Rejected.class);
         DeliveryResult.Rejected rejected = (DeliveryResult.Rejected) tooLarge;
-        assertThat(rejected.reason()).startsWith("PayloadTooLarge");
+        assertThat(rejected.reason()).isEqualTo(ReasonCode.PAYLOAD_TOO_LARGE);
+        assertThat(rejected.detail()).endsWith("bytes, APNs allows 4096");
         assertThat(rejected.tokenInvalid()).isFalse();
         assertThat(fits).isInstanceOf(DeliveryResult.Accepted.class);
         assertThat(peer.next().payload().get("aps").get("alert").get("body").stringValue()).startsWith("y");
@@ -454,7 +475,7 @@ class ApnsProviderTests {
 
         DeliveryResult result = await(provider.send(alert().token("../../3/device/abc").build()));
 
-        assertThat(result).isEqualTo(new DeliveryResult.Rejected("BadDeviceToken", true, null));
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.TOKEN_INVALID, "not a hexadecimal APNs device token"));
         assertThat(peer.receivedCount()).isZero();
     }
 
@@ -486,7 +507,7 @@ class ApnsProviderTests {
     }
 
     private ApnsProvider provider(ApnsProperties properties, CredentialSource<ApnsCredentials> source) {
-        return closeLater(new ApnsProvider(properties, source));
+        return closeLater(ApnsProvider.builder(source).properties(properties).build());
     }
 
     private static ApnsCredentials tokenCredentials(KeyPair keys, String bundle) {

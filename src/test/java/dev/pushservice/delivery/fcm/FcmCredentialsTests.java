@@ -3,9 +3,8 @@ package dev.pushservice.delivery.fcm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.pushservice.platform.error.ApiException;
-import dev.pushservice.platform.error.ErrorCode;
-import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
 
@@ -37,9 +36,9 @@ class FcmCredentialsTests {
     @Test
     void textThatIsNotJsonIsRejected() {
         assertThat(details("not json {")).containsExactly(
-                new ErrorDetail("fcm.service_account", "must be a Google service-account JSON object"));
+                new Violation("fcm.service_account", "must be a Google service-account JSON object"));
         assertThat(details("[1,2]")).containsExactly(
-                new ErrorDetail("fcm.service_account", "must be a Google service-account JSON object"));
+                new Violation("fcm.service_account", "must be a Google service-account JSON object"));
         assertThat(details("")).hasSize(1);
     }
 
@@ -47,7 +46,7 @@ class FcmCredentialsTests {
     void jsonThatIsNotAServiceAccountIsRejected() {
         String userCredentials = ACCOUNT.json(TOKEN_URI).replace("\"service_account\"", "\"authorized_user\"");
 
-        assertThat(details(userCredentials)).containsExactly(new ErrorDetail("fcm.service_account.type",
+        assertThat(details(userCredentials)).containsExactly(new Violation("fcm.service_account.type",
                 "must be \"service_account\" (a service-account key file)"));
     }
 
@@ -55,7 +54,7 @@ class FcmCredentialsTests {
     void missingProjectIdIsRejected() {
         String json = ACCOUNT.json(TOKEN_URI).replace("\"project_id\":\"demo-project\"", "\"project\":\"x\"");
 
-        assertThat(details(json)).containsExactly(new ErrorDetail("fcm.service_account.project_id", "is required"));
+        assertThat(details(json)).containsExactly(new Violation("fcm.service_account.project_id", "is required"));
     }
 
     @Test
@@ -64,9 +63,9 @@ class FcmCredentialsTests {
         String corrupted = pem.substring(0, 60) + "AAAA" + pem.substring(80);
         String json = ACCOUNT.json(TOKEN_URI).replace(pem, corrupted);
 
-        ApiException e = catchThrowableOfType(ApiException.class, () -> FcmCredentials.parse("fcm.service_account", json));
+        InvalidInput e = catchThrowableOfType(InvalidInput.class, () -> FcmCredentials.parse("fcm.service_account", json));
 
-        assertThat(e.details()).containsExactly(new ErrorDetail("fcm.service_account.private_key",
+        assertThat(e.violations()).containsExactly(new Violation("fcm.service_account.private_key",
                 "must be a PEM-encoded PKCS#8 RSA private key"));
         assertThat(e.getMessage()).doesNotContain("AAAA");
     }
@@ -77,7 +76,7 @@ class FcmCredentialsTests {
         String pkcs1 = pem.replace("BEGIN PRIVATE KEY", "BEGIN RSA PRIVATE KEY").replace("END PRIVATE KEY", "END RSA PRIVATE KEY");
 
         assertThat(details(ACCOUNT.json(TOKEN_URI).replace(pem, pkcs1)))
-                .extracting(ErrorDetail::field).containsExactly("fcm.service_account.private_key");
+                .extracting(Violation::field).containsExactly("fcm.service_account.private_key");
     }
 
     @Test
@@ -85,15 +84,14 @@ class FcmCredentialsTests {
         String json = "{\"type\":\"service_account\",\"client_email\":\"nobody\",\"private_key\":\"garbage\","
                 + "\"token_uri\":\"ftp://example.com/token\"}";
 
-        assertThat(details(json)).extracting(ErrorDetail::field).containsExactly(
+        assertThat(details(json)).extracting(Violation::field).containsExactly(
                 "fcm.service_account.project_id", "fcm.service_account.client_email",
                 "fcm.service_account.private_key", "fcm.service_account.token_uri");
     }
 
-    private static java.util.List<ErrorDetail> details(String json) {
-        ApiException e = catchThrowableOfType(ApiException.class, () -> FcmCredentials.parse("fcm.service_account", json));
+    private static java.util.List<Violation> details(String json) {
+        InvalidInput e = catchThrowableOfType(InvalidInput.class, () -> FcmCredentials.parse("fcm.service_account", json));
         assertThat(e).as("rejected").isNotNull();
-        assertThat(e.code()).isEqualTo(ErrorCode.VALIDATION_FAILED);
-        return e.details();
+        return e.violations();
     }
 }

@@ -8,6 +8,7 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.InterruptionLevel;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -211,7 +212,7 @@ class FcmProviderTests {
             // refreshed in the background once under 6 s of its 10 s are left, synchronously under 3 s:
             // the server's 10 s expiry leaves slack for a loaded machine
             try (FcmProvider p = FcmProvider.builder(fixed(sa.credentials(own.tokenUri())))
-                    .baseUrl(own.baseUrl()).tokenMargins(Duration.ofSeconds(6), Duration.ofSeconds(3)).build()) {
+                    .properties(FcmProperties.defaults().withBaseUrl(own.baseUrl())).tokenMargins(Duration.ofSeconds(6), Duration.ofSeconds(3)).build()) {
                 // a first burst shares one token fetch
                 List<CompletableFuture<DeliveryResult>> burst = new ArrayList<>();
                 for (int i = 0; i < 50; i++) burst.add(p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
@@ -247,7 +248,8 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isTrue();
-            assertThat(r.reason()).startsWith("UNREGISTERED").doesNotContain(token);
+            assertThat(r.reason()).isEqualTo(ReasonCode.TOKEN_UNREGISTERED);
+            assertThat(r.detail()).startsWith("UNREGISTERED").doesNotContain(token);
         });
     }
 
@@ -260,7 +262,8 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isTrue();
-            assertThat(r.reason()).startsWith("INVALID_ARGUMENT");
+            assertThat(r.reason()).isEqualTo(ReasonCode.TOKEN_INVALID);
+            assertThat(r.detail()).startsWith("INVALID_ARGUMENT");
         });
     }
 
@@ -272,8 +275,11 @@ class FcmProviderTests {
 
         DeliveryResult result = send(message(token, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
 
-        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class,
-                r -> assertThat(r.tokenInvalid()).isFalse());
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.tokenInvalid()).isFalse();
+            assertThat(r.reason()).isEqualTo(ReasonCode.PAYLOAD_INVALID);
+            assertThat(r.detail()).startsWith("INVALID_ARGUMENT");
+        });
     }
 
     @Test
@@ -286,7 +292,8 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isFalse();
-            assertThat(r.reason()).startsWith("SENDER_ID_MISMATCH");
+            assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_INVALID);
+            assertThat(r.detail()).startsWith("SENDER_ID_MISMATCH");
         });
     }
 
@@ -300,7 +307,8 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
             assertThat(f.retryAfter()).isEqualTo(Duration.ofSeconds(17));
-            assertThat(f.reason()).startsWith("QUOTA_EXCEEDED");
+            assertThat(f.reason()).isEqualTo(ReasonCode.RATE_LIMITED);
+            assertThat(f.detail()).startsWith("QUOTA_EXCEEDED");
         });
     }
 
@@ -315,7 +323,8 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
             assertThat(f.retryAfter().toSeconds()).isCloseTo(30, within(2L));
-            assertThat(f.reason()).startsWith("UNAVAILABLE");
+            assertThat(f.reason()).isEqualTo(ReasonCode.PROVIDER_UNAVAILABLE);
+            assertThat(f.detail()).startsWith("UNAVAILABLE");
         });
     }
 
@@ -326,8 +335,10 @@ class FcmProviderTests {
 
         DeliveryResult result = send(message(token, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
 
-        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                f -> assertThat(f.retryAfter()).isNull());
+        assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
+            assertThat(f.retryAfter()).isNull();
+            assertThat(f.reason()).isEqualTo(ReasonCode.PROVIDER_UNAVAILABLE);
+        });
     }
 
     @Test
@@ -337,11 +348,11 @@ class FcmProviderTests {
             closedPort = socket.getLocalPort();
         }
         try (FcmProvider p = FcmProvider.builder(fixed(account.credentials(server.tokenUri())))
-                .baseUrl(URI.create("http://127.0.0.1:" + closedPort)).build()) {
+                .properties(FcmProperties.defaults().withBaseUrl(URI.create("http://127.0.0.1:" + closedPort))).build()) {
             DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(20, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                    f -> assertThat(f.reason()).startsWith("transport"));
+                    f -> assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED));
         }
     }
 
@@ -356,8 +367,8 @@ class FcmProviderTests {
                     .get(20, TimeUnit.SECONDS);
 
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
-                assertThat(r.tokenInvalid()).isFalse();
-                assertThat(r.reason()).startsWith("fcm_auth");
+                assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_INVALID);
+                assertThat(r.detail()).startsWith("access token request failed");
             });
             assertThat(server.tokensRefused()).isGreaterThan(refusedBefore);
             assertThat(server.sendsAnswered()).isEqualTo(answeredBefore);
@@ -370,7 +381,7 @@ class FcmProviderTests {
             DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(5, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class,
-                    r -> assertThat(r.reason()).startsWith("fcm_credentials_missing"));
+                    r -> assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_MISSING));
         }
     }
 
@@ -396,7 +407,7 @@ class FcmProviderTests {
         try (LocalFcmServer slow = new LocalFcmServer(0).start()) {
             LocalServiceAccount sa = LocalServiceAccount.registeredWith(slow, "slow-project");
             try (FcmProvider p = FcmProvider.builder(fixed(sa.credentials(slow.tokenUri())))
-                         .baseUrl(slow.baseUrl()).maxInFlight(4).build();
+                         .properties(FcmProperties.defaults().withBaseUrl(slow.baseUrl()).withMaxInFlight(4)).build();
                  var callers = Executors.newVirtualThreadPerTaskExecutor()) {
                 List<String> tokens = new ArrayList<>();
                 for (int i = 0; i < 12; i++) {
@@ -429,7 +440,7 @@ class FcmProviderTests {
         try (LocalFcmServer fresh = new LocalFcmServer(0).start()) {
             LocalServiceAccount sa = LocalServiceAccount.registeredWith(fresh, "burst-project");
             try (FcmProvider p = FcmProvider.builder(fixed(sa.credentials(fresh.tokenUri())))
-                    .baseUrl(fresh.baseUrl()).maxInFlight(500).build()) {
+                    .properties(FcmProperties.defaults().withBaseUrl(fresh.baseUrl()).withMaxInFlight(500)).build()) {
                 List<CompletableFuture<DeliveryResult>> sent = new ArrayList<>();
                 for (int i = 0; i < 300; i++) {
                     sent.add(p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
@@ -445,6 +456,37 @@ class FcmProviderTests {
     }
 
     @Test
+    void messageThatCannotBeBuiltIsRejectedNotAFailedFuture() throws Exception {
+        Object unwritable = new Object() {
+            @SuppressWarnings("unused")
+            public String getBoom() {
+                throw new IllegalStateException("cannot be written");
+            }
+        };
+        PushMessage m = new PushMessage(appId, null, null, Platform.ANDROID, newToken(), "t", "b", null, null,
+                java.util.Map.of("x", unwritable), null, null, null, null, null, null, false, null, null, null);
+
+        CompletableFuture<DeliveryResult> sent = provider.send(m);
+
+        assertThat(sent.get(5, TimeUnit.SECONDS)).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+            assertThat(r.reason()).isEqualTo(ReasonCode.PAYLOAD_INVALID);
+            assertThat(r.tokenInvalid()).isFalse();
+        });
+    }
+
+    @Test
+    void storedCredentialsThatNoLongerPassAreRejectedAsInvalid() throws Exception {
+        try (FcmProvider p = providerFor(id -> {
+            throw new CredentialSource.Unusable("the stored FCM service account no longer passes its checks");
+        }, 10)) {
+            DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+                    .get(5, TimeUnit.SECONDS);
+            assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID,
+                    "the stored FCM service account no longer passes its checks"));
+        }
+    }
+
+    @Test
     void messageForAnotherPlatformIsMisuse() {
         PushMessage ios = new PushMessage(appId, null, null, Platform.IOS, "abc", "t", "b", null, null, null, null,
                 null, null, null, null, null, false, null, null, null);
@@ -452,8 +494,8 @@ class FcmProviderTests {
     }
 
     private FcmProvider providerFor(CredentialSource<FcmCredentials> source, int maxInFlight) {
-        return FcmProvider.builder(source).baseUrl(server.baseUrl()).maxInFlight(maxInFlight)
-                .requestTimeout(Duration.ofSeconds(10)).build();
+        return FcmProvider.builder(source).properties(FcmProperties.defaults().withBaseUrl(server.baseUrl())
+                .withMaxInFlight(maxInFlight).withRequestTimeout(Duration.ofSeconds(10))).build();
     }
 
     private static CredentialSource<FcmCredentials> fixed(FcmCredentials credentials) {

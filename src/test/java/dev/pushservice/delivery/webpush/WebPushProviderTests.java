@@ -8,6 +8,7 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.InterruptionLevel;
 import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Answer;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Received;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Subscriber;
@@ -194,7 +195,8 @@ class WebPushProviderTests {
         DeliveryResult result = send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isTrue();
-            assertThat(r.reason()).contains("410");
+            assertThat(r.reason()).isEqualTo(ReasonCode.TOKEN_UNREGISTERED);
+            assertThat(r.detail()).isEqualTo("HTTP 410");
         });
     }
 
@@ -204,7 +206,8 @@ class WebPushProviderTests {
         DeliveryResult result = send(message(unknown, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isTrue();
-            assertThat(r.reason()).contains("404");
+            assertThat(r.reason()).isEqualTo(ReasonCode.TOKEN_UNREGISTERED);
+            assertThat(r.detail()).startsWith("HTTP 404");
         });
     }
 
@@ -215,7 +218,8 @@ class WebPushProviderTests {
         DeliveryResult result = send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
             assertThat(f.retryAfter()).isEqualTo(Duration.ofSeconds(120));
-            assertThat(f.reason()).contains("429");
+            assertThat(f.reason()).isEqualTo(ReasonCode.RATE_LIMITED);
+            assertThat(f.detail()).startsWith("HTTP 429");
         });
     }
 
@@ -227,12 +231,16 @@ class WebPushProviderTests {
         receiver.answer(subscriber.id(), Answer.retryAfter(503, inTwoMinutes));
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                        f -> assertThat(f.retryAfter()).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(120)));
+                        f -> {
+                            assertThat(f.retryAfter()).isBetween(Duration.ofSeconds(100), Duration.ofSeconds(120));
+                            assertThat(f.reason()).isEqualTo(ReasonCode.PROVIDER_UNAVAILABLE);
+                        });
         receiver.answer(subscriber.id(), Answer.status(500));
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
                     assertThat(f.retryAfter()).isNull();
-                    assertThat(f.reason()).contains("500");
+                    assertThat(f.reason()).isEqualTo(ReasonCode.PROVIDER_UNAVAILABLE);
+                    assertThat(f.detail()).startsWith("HTTP 500");
                 });
     }
 
@@ -243,7 +251,8 @@ class WebPushProviderTests {
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
                     assertThat(r.tokenInvalid()).isFalse();
-                    assertThat(r.reason()).contains("413");
+                    assertThat(r.reason()).isEqualTo(ReasonCode.PAYLOAD_TOO_LARGE);
+                    assertThat(r.detail()).startsWith("HTTP 413");
                 });
     }
 
@@ -255,7 +264,8 @@ class WebPushProviderTests {
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
                     assertThat(r.tokenInvalid()).isFalse();
-                    assertThat(r.reason()).contains("403").contains("VAPID credentials mismatch")
+                    assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_INVALID);
+                    assertThat(r.detail()).contains("403").contains("VAPID credentials mismatch")
                             .doesNotContain(subscriber.id());
                 });
     }
@@ -267,7 +277,8 @@ class WebPushProviderTests {
                 "t", "b".repeat(4000), null, null, null, null, null, null, null, null, null, false, null, null, null);
         assertThat(send(big)).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isFalse();
-            assertThat(r.reason()).contains("too large").contains("3993");
+            assertThat(r.reason()).isEqualTo(ReasonCode.PAYLOAD_TOO_LARGE);
+            assertThat(r.detail()).contains("3993");
         });
         assertThat(receiver.requestCount()).isZero();
     }
@@ -279,7 +290,8 @@ class WebPushProviderTests {
             DeliveryResult result = strict.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
                     .get(10, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
-                assertThat(r.reason()).contains("https").contains("allow-insecure-endpoints");
+                assertThat(r.reason()).isEqualTo(ReasonCode.ENDPOINT_NOT_ALLOWED);
+                assertThat(r.detail()).contains("https").contains("allow-insecure-endpoints");
                 assertThat(r.tokenInvalid()).as("a policy refusal keeps the device").isFalse();
             });
         }
@@ -292,13 +304,14 @@ class WebPushProviderTests {
     void badSubscriptionJsonIsRejectedWithAClearReason() throws Exception {
         DeliveryResult result = send(message("{\"endpoint\": 42}", InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
-            assertThat(r.reason()).isEqualTo("web push subscription has no \"endpoint\" string");
+            assertThat(r.reason()).isEqualTo(ReasonCode.TOKEN_INVALID);
+            assertThat(r.detail()).isEqualTo("web push subscription has no \"endpoint\" string");
             assertThat(r.tokenInvalid()).isTrue();
         });
         String noAuth = receiver.subscribe().json().replaceAll("\"auth\":\"[^\"]*\"", "\"auth\":\"AAAA\"");
         assertThat(send(message(noAuth, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Rejected.class,
-                        r -> assertThat(r.reason()).contains("keys.auth must be 16 bytes"));
+                        r -> assertThat(r.detail()).contains("keys.auth must be 16 bytes"));
         assertThat(receiver.requestCount()).isZero();
     }
 
@@ -308,7 +321,8 @@ class WebPushProviderTests {
         PushMessage m = new PushMessage(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(), Platform.WEB,
                 subscriber.json(), "t", "b", null, null, null, null, null, null, null, null, null, false, null, null, null);
         assertThat(send(m)).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
-            assertThat(r.reason()).contains("no VAPID key pair");
+            assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_MISSING);
+            assertThat(r.detail()).contains("no VAPID key pair");
             assertThat(r.tokenInvalid()).isFalse();
         });
     }
@@ -322,8 +336,8 @@ class WebPushProviderTests {
         String token = receiver.subscribe().json().replace(":" + receiver.port() + "/", ":" + closedPort + "/");
         assertThat(send(message(token, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Failed.class, f -> {
-                    assertThat(f.reason()).contains("could not reach");
-                    assertThat(f.reason()).doesNotContain(String.valueOf(closedPort));
+                    assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED);
+                    assertThat(f.detail()).doesNotContain(String.valueOf(closedPort));
                 });
     }
 
@@ -401,7 +415,10 @@ class WebPushProviderTests {
         Subscriber subscriber = receiver.subscribeTls();
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                        f -> assertThat(f.reason()).contains("could not reach").contains("TLS"));
+                        f -> {
+                            assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED);
+                            assertThat(f.detail()).contains("TLS");
+                        });
         assertThat(receiver.requestCount()).isZero();
     }
 
@@ -464,7 +481,7 @@ class WebPushProviderTests {
             DeliveryResult result = impatient.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
                     .get(10, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                    f -> assertThat(f.reason()).isEqualTo("push service did not answer in time"));
+                    f -> assertThat(f.reason()).isEqualTo(ReasonCode.TIMEOUT));
             assertThat(impatient.inFlight()).isZero();
 
             receiver.release();
@@ -507,7 +524,10 @@ class WebPushProviderTests {
         receiver.dropConnections();
         for (CompletableFuture<DeliveryResult> f : sent) {
             assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(DeliveryResult.Failed.class,
-                    r -> assertThat(r.reason()).contains("could not reach").doesNotContain(subscriber.id()));
+                    r -> {
+                        assertThat(r.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED);
+                        assertThat(r.detail()).doesNotContain(subscriber.id());
+                    });
         }
         assertThat(provider.inFlight()).isZero();
         receiver.release();

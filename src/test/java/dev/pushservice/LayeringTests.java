@@ -41,18 +41,13 @@ class LayeringTests {
     static final ArchRule sqlOnlyInRepositories = noClasses()
             .that().haveSimpleNameNotEndingWith("Repository")
             .and().resideOutsideOfPackages(SQL_INFRASTRUCTURE)
-            // its SQL moves into a repository with the provider work of issue 10 (item 3)
-            .and().doNotHaveFullyQualifiedName("dev.pushservice.apps.AppCredentialStore")
             .should().dependOnClassesThat().resideInAPackage("org.springframework.jdbc..")
             .orShould().dependOnClassesThat().haveFullyQualifiedName("javax.sql.DataSource")
             .because("all SQL lives in a feature's repository");
 
     @ArchTest
     static final ArchRule httpErrorsOnlyAtTheEdge = noClasses()
-            .that().resideOutsideOfPackages("dev.pushservice.platform.web..", "dev.pushservice.platform.error..",
-                    // providers' credential parsers still throw it until the provider work of issue 10 lands;
-                    // the CLI only catches what they throw
-                    "dev.pushservice.delivery..", "dev.pushservice.apps.cli..")
+            .that().resideOutsideOfPackages("dev.pushservice.platform.web..", "dev.pushservice.platform.error..")
             .should().dependOnClassesThat().haveFullyQualifiedName("dev.pushservice.platform.error.ApiException")
             .because("domain code throws platform.domain exceptions; ApiException is for the request-path filters");
 

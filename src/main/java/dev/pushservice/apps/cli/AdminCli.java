@@ -97,10 +97,6 @@ public final class AdminCli {
             invalid.violations().forEach(v -> err.println("  " + (v.field() == null ? "" : v.field() + ": ") + v.message()));
         } else if (e instanceof dev.pushservice.platform.domain.DomainException domain) {
             err.println("Error: " + domain.getMessage());
-        } else if (e instanceof dev.pushservice.platform.error.ApiException api) {
-            // refused by the same validation the API applies (e.g. a bad provider credential)
-            err.println("Error: " + api.getMessage());
-            api.details().forEach(d -> err.println("  " + (d.field() == null ? "" : d.field() + ": ") + d.message()));
         } else if (e instanceof StartFailure) {
             err.println("Error: " + e.getMessage());
         } else {

@@ -475,6 +475,16 @@ class FcmProviderTests {
     }
 
     @Test
+    void emptyRegistrationTokenIsRejectedBeforeSending() throws Exception {
+        long answeredBefore = server.sendsAnswered();
+
+        DeliveryResult result = send(message(" ", Priority.NORMAL, InterruptionLevel.ACTIVE, false));
+
+        assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.TOKEN_INVALID, "empty FCM registration token"));
+        assertThat(server.sendsAnswered()).isEqualTo(answeredBefore);
+    }
+
+    @Test
     void storedCredentialsThatNoLongerPassAreRejectedAsInvalid() throws Exception {
         try (FcmProvider p = providerFor(id -> {
             throw new CredentialSource.Unusable("the stored FCM service account no longer passes its checks");

@@ -11,7 +11,8 @@ import org.springframework.stereotype.Service;
 /**
  * Ingest of one validated event: hands it to the {@link EventWriter} and returns once its batch is
  * committed. A full queue is {@link Unavailable} (the client retries after a second); an event
- * whose device is not the app's is {@link InvalidInput} on {@code device_id}.
+ * whose device is not the app's is {@link InvalidInput} on {@code device_id}, one naming a
+ * notification that is not the app's (unknown or another app's) on {@code notification_id}.
  */
 @Service
 class EventService {
@@ -21,12 +22,17 @@ class EventService {
     static final Duration RETRY_AFTER = Duration.ofSeconds(1);
 
     private final EventWriter writer;
+    private final NotificationReferences notifications;
 
-    EventService(EventWriter writer) {
+    EventService(EventWriter writer, NotificationReferences notifications) {
         this.writer = writer;
+        this.notifications = notifications;
     }
 
     void submit(NewEvent event) {
+        if (event.notificationId() != null && !notifications.exists(event.appId(), event.notificationId())) {
+            throw InvalidInput.of("notification_id", "is not a notification of this app");
+        }
         EventWriter.Outcome outcome = switch (writer.submit(event)) {
             case EventWriter.Submission.Overloaded o -> throw new Unavailable(
                     "Event ingest is at capacity; retry shortly", RETRY_AFTER);

@@ -20,9 +20,11 @@ import org.springframework.test.context.DynamicPropertySource;
 /**
  * Base of API tests: the whole application on a random port, against this JVM's test database
  * ({@link TestDatabase}), driven over real HTTP by {@link #api}. Each test makes its own
- * organisation and app ({@link #newApp()}), so tests never see each other's data.
+ * organisation and app ({@link #newApp()}), so tests never see each other's data. The
+ * application's clock is a {@link TestClock}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@org.springframework.context.annotation.Import(TestClock.Config.class)
 public abstract class ApiTest {
 
     private static final Path DATA_DIR;
@@ -53,6 +55,8 @@ public abstract class ApiTest {
         registry.add("push.database-url", () -> TestDatabase.asDatabaseUrlSetting(TestDatabase.url()));
         registry.add("push.data-dir", DATA_DIR::toString);
         registry.add("push.bootstrap.enabled", () -> "false");
+        // small fan-out pages, so a handful of devices already spans several pages
+        registry.add("push.notifications.fanout-page-size", () -> "4");
     }
 
     @org.junit.jupiter.api.BeforeEach

@@ -1,0 +1,78 @@
+package dev.pushservice.lifecycle;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Writes and reads lifecycle facts (the outbox). {@link #record} must run inside the transaction
+ * that makes the change, so the fact and the change commit or roll back together; it refuses to run
+ * without one. Thread-safe.
+ */
+@Repository
+public class LifecycleEvents {
+
+    /** What happened. {@link #wire()} is the stored and published name. */
+    public enum Kind {
+        NOTIFICATION_CREATED("notification.created"),
+        NOTIFICATION_QUEUED("notification.queued"),
+        NOTIFICATION_PROCESSING("notification.processing"),
+        NOTIFICATION_COMPLETED("notification.completed"),
+        NOTIFICATION_FAILED("notification.failed"),
+        NOTIFICATION_CANCELLED("notification.cancelled"),
+        /** A provider said a device's token is invalid (written by delivery). */
+        DEVICE_INVALIDATED("device.invalidated");
+
+        private final String wire;
+
+        Kind(String wire) {
+            this.wire = wire;
+        }
+
+        public String wire() {
+            return wire;
+        }
+    }
+
+    /** One stored fact. {@code payload} is a small JSON object (ids, counts, reason codes; never a token). */
+    public record Fact(long id, UUID appId, String kind, UUID subjectId, JsonNode payload, Instant occurredAt) {
+    }
+
+    private final JdbcClient jdbc;
+    private final JsonMapper json;
+
+    LifecycleEvents(JdbcClient jdbc, JsonMapper json) {
+        this.jdbc = jdbc;
+        this.json = json;
+    }
+
+    /** Records a fact in the caller's transaction (required). */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(UUID appId, Kind kind, UUID subjectId, Map<String, ?> payload, Instant at) {
+        jdbc.sql("""
+                        insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+                        values (:app, :kind, :subject, cast(:payload as jsonb), :at)""")
+                .param("app", appId).param("kind", kind.wire()).param("subject", subjectId)
+                .param("payload", json.writeValueAsString(payload)).param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC))
+                .update();
+    }
+
+    /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */
+    public List<Fact> after(UUID appId, long afterId, int limit) {
+        return jdbc.sql("""
+                        select id, app_id, kind, subject_id, payload::text as payload, occurred_at
+                        from lifecycle_events where app_id = :app and id > :after order by id limit :limit""")
+                .param("app", appId).param("after", afterId).param("limit", limit)
+                .query((rs, n) -> new Fact(rs.getLong("id"), rs.getObject("app_id", UUID.class), rs.getString("kind"),
+                        rs.getObject("subject_id", UUID.class), json.readTree(rs.getString("payload")),
+                        rs.getTimestamp("occurred_at").toInstant()))
+                .list();
+    }
+}

@@ -1,0 +1,42 @@
+package dev.pushservice.notifications;
+
+import java.util.UUID;
+
+/**
+ * The seam between fan-out (this package) and delivery: how delivery learns that recipients are
+ * ready. Fan-out calls it inside the transaction that commits the recipients, so a delivery
+ * implementation can enqueue its own durable work (chunk tasks) atomically with them; it must not
+ * do slow work or block on I/O in these calls (hand work over after commit instead).
+ *
+ * <p>Until a delivery implementation exists as a bean, nothing delivers: recipients stay
+ * {@code pending} and the notification stays {@code processing} (docs/api-decisions.md). What a
+ * delivery implementation does afterwards: claim pending recipients of a notification with
+ * {@code FOR UPDATE SKIP LOCKED} (index {@code notification_recipients_due_idx}), mark them
+ * {@code sending} before handing them to a provider, record the outcome per recipient
+ * ({@code accepted}, {@code failed}, {@code invalid_token}, {@code expired}; or back to
+ * {@code pending} with a later {@code next_attempt_at} to retry), and call
+ * {@link NotificationService#finishIfDone} when it has made recipients terminal.
+ * {@link NotificationService#snapshot} gives the content and options to render.
+ */
+public interface DeliveryHandoff {
+
+    /** A page of {@code count} new pending recipients of the notification was inserted (called per page). */
+    void recipientsAdded(UUID appId, UUID notificationId, String priority, int count);
+
+    /**
+     * Every recipient of the notification exists now ({@code recipients} in total, possibly zero:
+     * then the notification is already completed when this is called).
+     */
+    void materialized(UUID appId, UUID notificationId, String priority, long recipients);
+
+    /** Used while no delivery bean exists: nothing is delivered. */
+    DeliveryHandoff NONE = new DeliveryHandoff() {
+        @Override
+        public void recipientsAdded(UUID appId, UUID notificationId, String priority, int count) {
+        }
+
+        @Override
+        public void materialized(UUID appId, UUID notificationId, String priority, long recipients) {
+        }
+    };
+}

@@ -1,0 +1,92 @@
+package dev.pushservice.notifications;
+
+import dev.pushservice.events.EventReads;
+import dev.pushservice.platform.auth.ApiPrincipal;
+import dev.pushservice.platform.auth.Authorize;
+import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.json.Uuids;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
+import java.time.Clock;
+import java.util.regex.Pattern;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * {@code /v1/notifications}: create (202, idempotent by {@code Idempotency-Key}), list, read,
+ * cancel, recipients and events. HTTP only: the body is checked field by field here
+ * ({@link NotificationRequest#read}), everything else is {@link NotificationService}'s.
+ */
+@RestController
+@RequestMapping("/v1/notifications")
+class NotificationController {
+
+    static final String IDEMPOTENCY_KEY = "Idempotency-Key";
+    /** Visible ASCII, no spaces: what clients put in keys (UUIDs, hashes, request ids). */
+    private static final Pattern KEY = Pattern.compile("[\\x21-\\x7E]+");
+
+    private final NotificationService notifications;
+    private final Clock clock;
+
+    NotificationController(NotificationService notifications, Clock clock) {
+        this.notifications = notifications;
+        this.clock = clock;
+    }
+
+    @PostMapping
+    @Authorize(Scope.NOTIFICATIONS_WRITE)
+    ResponseEntity<NotificationView.Created> create(ApiPrincipal caller,
+                                                    @RequestHeader(value = IDEMPOTENCY_KEY, required = false) String key,
+                                                    @RequestBody JsonNode body) {
+        JsonInput in = JsonInput.object(body);
+        if (key == null || key.isEmpty()) {
+            in.reject(IDEMPOTENCY_KEY, "header is required: a unique key per notification, reused only to retry it");
+        } else if (key.length() > NotificationLimits.IDEMPOTENCY_KEY || !KEY.matcher(key).matches()) {
+            in.reject(IDEMPOTENCY_KEY, "must be 1 to " + NotificationLimits.IDEMPOTENCY_KEY
+                    + " visible ASCII characters (no spaces)");
+        }
+        NotificationRequest request = NotificationRequest.read(in, clock.instant());
+        in.check();
+        return ResponseEntity.status(HttpStatus.ACCEPTED).body(notifications.create(caller.appId(), key, request));
+    }
+
+    @GetMapping
+    @Authorize(Scope.NOTIFICATIONS_READ)
+    Page<NotificationView> list(ApiPrincipal caller, PageRequest page) {
+        return notifications.list(caller.appId(), page);
+    }
+
+    @GetMapping("/{notification_id}")
+    @Authorize(Scope.NOTIFICATIONS_READ)
+    NotificationView get(ApiPrincipal caller, @PathVariable("notification_id") String id) {
+        return notifications.get(caller.appId(), Uuids.pathId(id, "notification_id"));
+    }
+
+    @PostMapping("/{notification_id}/cancel")
+    @Authorize(Scope.NOTIFICATIONS_WRITE)
+    NotificationView cancel(ApiPrincipal caller, @PathVariable("notification_id") String id) {
+        return notifications.cancel(caller.appId(), Uuids.pathId(id, "notification_id"));
+    }
+
+    @GetMapping("/{notification_id}/recipients")
+    @Authorize(Scope.NOTIFICATIONS_READ)
+    Page<NotificationView.RecipientView> recipients(ApiPrincipal caller, @PathVariable("notification_id") String id,
+                                                    PageRequest page) {
+        return notifications.recipients(caller.appId(), Uuids.pathId(id, "notification_id"), page);
+    }
+
+    @GetMapping("/{notification_id}/events")
+    @Authorize(Scope.NOTIFICATIONS_READ)
+    Page<EventReads.EventView> events(ApiPrincipal caller, @PathVariable("notification_id") String id, PageRequest page) {
+        return notifications.events(caller.appId(), Uuids.pathId(id, "notification_id"), page);
+    }
+}

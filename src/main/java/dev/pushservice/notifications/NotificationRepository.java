@@ -1,0 +1,271 @@
+package dev.pushservice.notifications;
+
+import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.segments.FilterCompiler;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * SQL for notifications, their recipients and the audience they select. Every statement filters by
+ * app. Reads {@code devices} and {@code users} (never writes them) for the set-based audience SQL,
+ * as {@link FilterCompiler} does for segments.
+ */
+@Repository
+class NotificationRepository {
+
+    /** Recipient states that are final. */
+    static final List<String> TERMINAL_RECIPIENT = List.of("accepted", "failed", "invalid_token", "cancelled", "expired");
+
+    private static final String COLUMNS = """
+            id, app_id, name, status, priority, interruption_level, content::text as content, template_id,
+            template_version, audience::text as audience, ttl, local_delivery_time, frequency_cap_override,
+            scheduled_at, audience_at, created_at, queued_at, processing_at, finished_at, updated_at,
+            fanout_cursor_at, fanout_cursor_id, recipient_count, summary::text as summary, request_hash""";
+
+    private final JdbcClient jdbc;
+    private final JsonMapper json;
+
+    NotificationRepository(JdbcClient jdbc, JsonMapper json) {
+        this.jdbc = jdbc;
+        this.json = json;
+    }
+
+    /** A stored notification. {@code content}, {@code audience} and {@code summary} (null until terminal) as JSON. */
+    record Row(UUID id, UUID appId, String name, String status, String priority, String interruptionLevel,
+               JsonNode content, UUID templateId, Integer templateVersion, JsonNode audience, Integer ttl,
+               String localDeliveryTime, boolean frequencyCapOverride, Instant scheduledAt, Instant audienceAt,
+               Instant createdAt, Instant queuedAt, Instant processingAt, Instant finishedAt, Instant updatedAt,
+               OffsetDateTime cursorAt, UUID cursorId, Integer recipientCount, JsonNode summary, byte[] requestHash) {
+
+        boolean terminal() {
+            return NotificationService.TERMINAL.contains(status);
+        }
+    }
+
+    record NewNotification(UUID id, UUID appId, String idempotencyKey, byte[] requestHash, String name, String status,
+                           String priority, String interruptionLevel, JsonNode content, UUID templateId,
+                           Integer templateVersion, JsonNode audience, Integer ttl, String localDeliveryTime,
+                           boolean frequencyCapOverride, Instant scheduledAt, Instant audienceAt, Instant createdAt,
+                           Instant queuedAt) {
+    }
+
+    /**
+     * Inserts unless the app already has a notification with this idempotency key. A concurrent
+     * insert of the same key waits here until the other transaction ends; false when it committed
+     * (or one existed already).
+     */
+    boolean insert(NewNotification n) {
+        return jdbc.sql("""
+                        insert into notifications (id, app_id, idempotency_key, request_hash, name, status, priority,
+                            interruption_level, content, template_id, template_version, audience, ttl, local_delivery_time,
+                            frequency_cap_override, scheduled_at, audience_at, created_at, queued_at, updated_at)
+                        values (:id, :app, :key, :hash, :name, :status, :priority, :level, cast(:content as jsonb),
+                            :template, :template_version, cast(:audience as jsonb), :ttl, :local_time, :cap_override,
+                            :scheduled_at, :audience_at, :created_at, :queued_at, :created_at)
+                        on conflict (app_id, idempotency_key) do nothing
+                        returning id""")
+                .param("id", n.id()).param("app", n.appId()).param("key", n.idempotencyKey())
+                .param("hash", n.requestHash()).param("name", n.name()).param("status", n.status())
+                .param("priority", n.priority()).param("level", n.interruptionLevel())
+                .param("content", json.writeValueAsString(n.content())).param("template", n.templateId())
+                .param("template_version", n.templateVersion()).param("audience", json.writeValueAsString(n.audience()))
+                .param("ttl", n.ttl()).param("local_time", n.localDeliveryTime())
+                .param("cap_override", n.frequencyCapOverride()).param("scheduled_at", ts(n.scheduledAt()))
+                .param("audience_at", ts(n.audienceAt())).param("created_at", ts(n.createdAt()))
+                .param("queued_at", ts(n.queuedAt()))
+                .query(UUID.class).optional().isPresent();
+    }
+
+    Optional<Row> findByKey(UUID appId, String key) {
+        return jdbc.sql("select " + COLUMNS + " from notifications where app_id = :app and idempotency_key = :key")
+                .param("app", appId).param("key", key).query(this::row).optional();
+    }
+
+    Optional<Row> find(UUID appId, UUID id) {
+        return jdbc.sql("select " + COLUMNS + " from notifications where app_id = :app and id = :id")
+                .param("app", appId).param("id", id).query(this::row).optional();
+    }
+
+    /** The row, locked against concurrent state changes until the transaction ends. */
+    Optional<Row> lock(UUID appId, UUID id) {
+        return jdbc.sql("select " + COLUMNS + " from notifications where app_id = :app and id = :id for update")
+                .param("app", appId).param("id", id).query(this::row).optional();
+    }
+
+    boolean exists(UUID appId, UUID id) {
+        return jdbc.sql("select exists (select 1 from notifications where app_id = :app and id = :id)")
+                .param("app", appId).param("id", id).query(Boolean.class).single();
+    }
+
+    List<Row> list(UUID appId, PageRequest page) {
+        return jdbc.sql("select " + COLUMNS + """
+                         from notifications where app_id = :app order by created_at desc, id desc
+                        limit :limit offset :offset""")
+                .param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
+                .query(this::row).list();
+    }
+
+    void setStatus(UUID appId, UUID id, String status, String timestampColumn, Instant at) {
+        if (!List.of("queued_at", "processing_at", "finished_at").contains(timestampColumn)) {
+            throw new IllegalArgumentException(timestampColumn);
+        }
+        jdbc.sql("update notifications set status = :status, " + timestampColumn + " = :at, updated_at = :at"
+                        + " where app_id = :app and id = :id")
+                .param("status", status).param("at", ts(at)).param("app", appId).param("id", id).update();
+    }
+
+    void finish(UUID appId, UUID id, String status, Instant at, JsonNode summary) {
+        jdbc.sql("""
+                        update notifications set status = :status, finished_at = :at, updated_at = :at,
+                               summary = cast(:summary as jsonb)
+                        where app_id = :app and id = :id""")
+                .param("status", status).param("at", ts(at))
+                .param("summary", summary == null ? null : json.writeValueAsString(summary))
+                .param("app", appId).param("id", id).update();
+    }
+
+    // --- audience -----------------------------------------------------------------------------
+
+    boolean deviceExists(UUID appId, UUID deviceId) {
+        return jdbc.sql("select exists (select 1 from devices where app_id = :app and id = :id)")
+                .param("app", appId).param("id", deviceId).query(Boolean.class).single();
+    }
+
+    boolean userExists(UUID appId, String externalUserId) {
+        return jdbc.sql("select exists (select 1 from users where app_id = :app and external_user_id = :ext)")
+                .param("app", appId).param("ext", externalUserId).query(Boolean.class).single();
+    }
+
+    /** What one page of materialization did. {@code lastAt}/{@code lastId}: the cursor after it (null when nothing was selected). */
+    record PageResult(int selected, int inserted, OffsetDateTime lastAt, UUID lastId) {
+    }
+
+    /**
+     * Inserts the next page of recipients: up to {@code pageSize} enabled, non-invalidated devices
+     * of the app created at or before {@code audienceAt} that the audience selects, after the cursor
+     * in the order (created_at desc, id) that {@code devices_app_created_idx} reads. Devices that are
+     * already recipients are skipped (a re-run after a crash). One statement; the compiled filters
+     * run with {@link FilterCompiler#WORK_MEM}, so call it inside a transaction.
+     */
+    PageResult insertPage(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
+                          OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        String cursor = cursorAt == null ? ""
+                : " and (d.created_at < :cursor_at or (d.created_at = :cursor_at and d.id > :cursor_id))";
+        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
+        String sql = "with page as (select d.id, d.created_at, d.platform, d.user_id from devices d " + audience.joins()
+                + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"
+                + cursor + " and (" + audience.predicate() + ")"
+                + " order by d.created_at desc, d.id limit :page_size), "
+                + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
+                + " external_user_id, status, next_attempt_at, render_values, updated_at)"
+                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, 'pending', :now, "
+                + values + ", :now from page p left join users u on u.id = p.user_id"
+                + " on conflict (notification_id, device_id) do nothing returning 1) "
+                + "select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
+                + " l.created_at as last_at, l.id as last_id"
+                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
+        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
+                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+                .params(audience.params());
+        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
+        return spec.query((rs, n) -> new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
+                rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class))).single();
+    }
+
+    void saveCursor(UUID appId, UUID id, OffsetDateTime at, UUID deviceId) {
+        jdbc.sql("update notifications set fanout_cursor_at = :at, fanout_cursor_id = :device where app_id = :app and id = :id")
+                .param("at", at).param("device", deviceId).param("app", appId).param("id", id).update();
+    }
+
+    /** Sets the recipient count once (materialization done); false when it was already set. */
+    Optional<Integer> setRecipientCount(UUID appId, UUID id, Instant now) {
+        return jdbc.sql("""
+                        update notifications set updated_at = :now,
+                               recipient_count = (select count(*) from notification_recipients where notification_id = :id)
+                        where app_id = :app and id = :id and recipient_count is null
+                        returning recipient_count""")
+                .param("now", ts(now)).param("app", appId).param("id", id).query(Integer.class).optional();
+    }
+
+    /** Pending recipients (not handed to a provider) become cancelled; returns how many. */
+    int cancelPending(UUID appId, UUID id, Instant now) {
+        return jdbc.sql("""
+                        update notification_recipients set status = 'cancelled', updated_at = :now
+                        where notification_id = :id and app_id = :app and status = 'pending'""")
+                .param("now", ts(now)).param("id", id).param("app", appId).update();
+    }
+
+    /** One count per (notification, platform, recipient status). */
+    record Count(UUID notificationId, String platform, String status, long count) {
+    }
+
+    List<Count> counts(UUID appId, Collection<UUID> ids) {
+        if (ids.isEmpty()) return List.of();
+        return jdbc.sql("""
+                        select notification_id, platform, status, count(*) as n from notification_recipients
+                        where app_id = :app and notification_id in (:ids)
+                        group by notification_id, platform, status""")
+                .param("app", appId).param("ids", List.copyOf(ids))
+                .query((rs, n) -> new Count(rs.getObject("notification_id", UUID.class), rs.getString("platform"),
+                        rs.getString("status"), rs.getLong("n")))
+                .list();
+    }
+
+    /** A recipient as the API shows it (never a token). */
+    record Recipient(UUID deviceId, String platform, String externalUserId, String status, int attempts,
+                     String lastError, Instant updatedAt) {
+    }
+
+    List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
+        return jdbc.sql("""
+                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at
+                        from notification_recipients where notification_id = :id and app_id = :app
+                        order by device_id limit :limit offset :offset""")
+                .param("id", id).param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
+                .query((rs, n) -> new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
+                        rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),
+                        rs.getString("last_error"), rs.getTimestamp("updated_at").toInstant()))
+                .list();
+    }
+
+    private Row row(ResultSet rs, int n) throws SQLException {
+        String summary = rs.getString("summary");
+        return new Row(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class), rs.getString("name"),
+                rs.getString("status"), rs.getString("priority"), rs.getString("interruption_level"),
+                json.readTree(rs.getString("content")), rs.getObject("template_id", UUID.class),
+                (Integer) rs.getObject("template_version"), json.readTree(rs.getString("audience")),
+                (Integer) rs.getObject("ttl"), rs.getString("local_delivery_time"), rs.getBoolean("frequency_cap_override"),
+                instant(rs, "scheduled_at"), instant(rs, "audience_at"), instant(rs, "created_at"), instant(rs, "queued_at"),
+                instant(rs, "processing_at"), instant(rs, "finished_at"), instant(rs, "updated_at"),
+                rs.getObject("fanout_cursor_at", OffsetDateTime.class), rs.getObject("fanout_cursor_id", UUID.class),
+                (Integer) rs.getObject("recipient_count"), summary == null ? null : json.readTree(summary),
+                rs.getBytes("request_hash"));
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
+    private static OffsetDateTime ts(Instant at) {
+        return at == null ? null : OffsetDateTime.ofInstant(at, ZoneOffset.UTC);
+    }
+
+    /** Audience SQL over a device row {@code d}: {@code joins} after {@code devices d}, {@code predicate} in the WHERE clause. */
+    record AudienceSql(String joins, String predicate, Map<String, Object> params) {
+    }
+}

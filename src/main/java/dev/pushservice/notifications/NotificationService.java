@@ -1,0 +1,371 @@
+package dev.pushservice.notifications;
+
+import com.github.kagkarlsson.scheduler.SchedulerClient;
+import dev.pushservice.events.EventReads;
+import dev.pushservice.events.NotificationReferences;
+import dev.pushservice.lifecycle.LifecycleEvents;
+import dev.pushservice.lifecycle.LifecycleEvents.Kind;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.domain.Violation;
+import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.segments.SegmentService;
+import dev.pushservice.segments.SegmentVersion;
+import dev.pushservice.templates.TemplateContent;
+import dev.pushservice.templates.TemplateService;
+import dev.pushservice.templates.TemplateSnapshot;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Notifications: creation (validation against the app's data, template resolution, snapshots,
+ * idempotency), cancel, reads, and the state changes the pipeline makes ({@link #finishIfDone}).
+ * Every state change writes its lifecycle fact ({@link LifecycleEvents}) in the same transaction.
+ * Thread-safe.
+ */
+@Service
+public class NotificationService implements NotificationReferences {
+
+    private static final Logger log = LoggerFactory.getLogger(NotificationService.class);
+
+    static final String DRAFT = "draft";
+    static final String QUEUED = "queued";
+    static final String PROCESSING = "processing";
+    static final String COMPLETED = "completed";
+    static final String FAILED = "failed";
+    static final String CANCELLED = "cancelled";
+    static final Set<String> TERMINAL = Set.of(COMPLETED, FAILED, CANCELLED);
+    static final List<String> RECIPIENT_STATES =
+            List.of("pending", "sending", "accepted", "failed", "invalid_token", "cancelled", "expired");
+    private static final Set<String> FAILED_STATES = Set.of("failed", "invalid_token", "expired");
+
+    private final NotificationRepository notifications;
+    private final SegmentService segments;
+    private final TemplateService templates;
+    private final LifecycleEvents lifecycle;
+    private final SchedulerClient scheduler;
+    private final EventReads events;
+    private final Clock clock;
+
+    NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
+                        LifecycleEvents lifecycle, SchedulerClient scheduler, EventReads events, Clock clock) {
+        this.notifications = notifications;
+        this.segments = segments;
+        this.templates = templates;
+        this.lifecycle = lifecycle;
+        this.scheduler = scheduler;
+        this.events = events;
+        this.clock = clock;
+    }
+
+    /**
+     * Creates a notification, or replays the one created earlier with the same idempotency key.
+     * One transaction: the notification, its lifecycle facts and its fan-out task commit together.
+     * A concurrent request with the same key waits on the unique index and then replays.
+     *
+     * @throws InvalidInput a reference is unknown, another app's or archived; title or body
+     *         missing after template resolution; the key was used with a different body
+     */
+    @Transactional
+    public NotificationView.Created create(UUID appId, String idempotencyKey, NotificationRequest request) {
+        var existing = notifications.findByKey(appId, idempotencyKey);
+        if (existing.isPresent()) return replay(existing.get(), request);
+
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        List<Violation> problems = new ArrayList<>();
+        NotificationRequest.Target target = request.target();
+        ObjectNode audience = JsonNodeFactory.instance.objectNode();
+        audience.set("target", target.toJson());
+        switch (target.type()) {
+            case "device" -> {
+                if (!notifications.deviceExists(appId, target.deviceId())) {
+                    problems.add(new Violation("target.device_id", "no device with this id exists in this app"));
+                }
+            }
+            case "user" -> {
+                if (!notifications.userExists(appId, target.externalUserId())) {
+                    problems.add(new Violation("target.external_user_id", "no user with this external_user_id exists in this app"));
+                }
+            }
+            case "segment" -> {
+                SegmentVersion v = segment(appId, target.segmentId(), "target.segment_id", problems);
+                if (v != null) audience.set("segment", segmentJson(v));
+            }
+            default -> {
+            }
+        }
+        audience.set("included", segmentList(appId, request.includedSegmentIds(), "included_segment_ids", problems));
+        audience.set("excluded", segmentList(appId, request.excludedSegmentIds(), "excluded_segment_ids", problems));
+
+        TemplateSnapshot template = null;
+        if (request.templateId() != null) {
+            template = attempt(() -> templates.forNotification(appId, request.templateId()), problems);
+        }
+        TemplateContent base = template == null ? null : template.content();
+        String title = request.title() != null ? request.title() : base == null ? null : base.title();
+        String body = request.body() != null ? request.body() : base == null ? null : base.body();
+        if (title == null) problems.add(new Violation("title", "is required (in the request or from the template)"));
+        if (body == null) problems.add(new Violation("body", "is required (in the request or from the template)"));
+        if (!problems.isEmpty()) throw new InvalidInput(problems);
+
+        String level = request.interruptionLevel() != null ? request.interruptionLevel()
+                : base != null && base.interruptionLevel() != null ? base.interruptionLevel() : "active";
+        ObjectNode content = content(request, base, title, body);
+        boolean scheduled = request.scheduledAt() != null && request.scheduledAt().isAfter(now);
+        String status = scheduled ? DRAFT : QUEUED;
+        UUID id = UUID.randomUUID();
+        var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
+                status, request.priority(), level, content, template == null ? null : template.templateId(),
+                template == null ? null : template.version(), audience, request.ttl(), request.localDeliveryTime(),
+                request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
+                scheduled ? null : now);
+        if (!notifications.insert(row)) {
+            // a concurrent request with this key committed first: it is the original
+            return replay(notifications.findByKey(appId, idempotencyKey)
+                    .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row")), request);
+        }
+        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", status), now);
+        if (!scheduled) {
+            lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
+        }
+        scheduler.scheduleIfNotExists(NotificationFanOut.TASK.instance(id.toString())
+                .data(new NotificationFanOut.Data(appId, id)).scheduledTo(scheduled ? request.scheduledAt() : now));
+        log.info("Notification {} created ({}, priority {}, target {})", id, status, request.priority(), target.type());
+        return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    private NotificationView.Created replay(NotificationRepository.Row original, NotificationRequest request) {
+        if (!Arrays.equals(original.requestHash(), request.hash())) {
+            throw InvalidInput.of("Idempotency-Key",
+                    "was already used for a different request body; use a new key for a new notification");
+        }
+        boolean wasScheduled = original.scheduledAt() != null && original.scheduledAt().isAfter(original.createdAt());
+        return new NotificationView.Created(original.id(), wasScheduled ? DRAFT : QUEUED, original.interruptionLevel(),
+                original.scheduledAt(), original.createdAt(), true);
+    }
+
+    private SegmentVersion segment(UUID appId, UUID segmentId, String field, List<Violation> problems) {
+        return attempt(() -> segments.activeVersion(appId, segmentId, field), problems);
+    }
+
+    private ArrayNode segmentList(UUID appId, List<UUID> ids, String field, List<Violation> problems) {
+        ArrayNode list = JsonNodeFactory.instance.arrayNode();
+        for (int i = 0; i < ids.size(); i++) {
+            SegmentVersion v = segment(appId, ids.get(i), field + "[" + i + "]", problems);
+            if (v != null) list.add(segmentJson(v));
+        }
+        return list;
+    }
+
+    private static ObjectNode segmentJson(SegmentVersion v) {
+        ObjectNode node = JsonNodeFactory.instance.objectNode();
+        node.put("segment_id", v.segmentId().toString());
+        node.put("version", v.version());
+        node.set("filter", v.filterJson());
+        return node;
+    }
+
+    /** Runs a lookup of another feature whose refusal is a validation problem of this request. */
+    private static <T> T attempt(Supplier<T> lookup, List<Violation> problems) {
+        try {
+            return lookup.get();
+        } catch (InvalidInput e) {
+            problems.addAll(e.violations());
+        } catch (ApiException e) {
+            if (e.details().isEmpty()) throw e;
+            e.details().forEach(d -> problems.add(new Violation(d.field(), d.message())));
+        }
+        return null;
+    }
+
+    /** The content snapshot: request fields over the template's. */
+    private static ObjectNode content(NotificationRequest r, TemplateContent base, String title, String body) {
+        ObjectNode c = JsonNodeFactory.instance.objectNode();
+        c.put("title", title);
+        c.put("body", body);
+        putText(c, "image_url", r.imageUrl());
+        putText(c, "click_url", r.clickUrl() != null ? r.clickUrl() : base == null ? null : base.clickUrl());
+        JsonNode data = r.data() != null ? r.data() : base == null ? null : base.data();
+        if (data != null) c.set("data", data);
+        if (r.localizations() != null && !r.localizations().isEmpty()) c.set("localizations", r.localizations());
+        if (r.templateData() != null) c.set("template_data", r.templateData());
+        putText(c, "collapse_id", r.collapseId());
+        putText(c, "sound", r.sound());
+        if (r.badge() != null) c.put("badge", r.badge());
+        putText(c, "category", r.category());
+        if (r.actions() != null && !r.actions().isEmpty()) c.set("actions", r.actions());
+        if (r.contentAvailable() != null) c.put("content_available", r.contentAvailable());
+        if (r.platformOverrides() != null && !r.platformOverrides().isEmpty()) c.set("platform_overrides", r.platformOverrides());
+        return c;
+    }
+
+    private static void putText(ObjectNode node, String field, String value) {
+        if (value != null) node.put(field, value);
+    }
+
+    /**
+     * Cancels a draft, queued or processing notification: every recipient not yet handed to a
+     * provider ({@code pending}) becomes {@code cancelled}, and the fan-out stops at its next page.
+     * Recipients already handed over ({@code sending}) finish as the provider answers.
+     *
+     * @throws NotFound unknown or another app's
+     * @throws InvalidInput the notification is already terminal
+     */
+    @Transactional
+    public NotificationView cancel(UUID appId, UUID id) {
+        NotificationRepository.Row row = notifications.lock(appId, id).orElseThrow(() -> new NotFound("Notification"));
+        if (row.terminal()) {
+            throw InvalidInput.of("notification_id", "the notification is " + row.status()
+                    + "; only draft, queued or processing notifications can be cancelled");
+        }
+        Instant now = clock.instant();
+        int cancelled = notifications.cancelPending(appId, id, now);
+        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
+        boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
+        notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
+        lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
+                Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
+        log.info("Notification {} cancelled from {} ({} pending recipient(s) cancelled)", id, row.status(), cancelled);
+        return get(appId, id);
+    }
+
+    /**
+     * Moves a processing notification whose recipients are all materialized and terminal to its
+     * terminal state, with its exact counts: {@code failed} when recipients failed and none was
+     * accepted, else {@code completed} (also with zero recipients). Does nothing otherwise. Called
+     * by fan-out (zero recipients) and by delivery after it made recipients terminal.
+     */
+    @Transactional
+    public void finishIfDone(UUID appId, UUID id) {
+        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
+        if (row == null || !PROCESSING.equals(row.status()) || row.recipientCount() == null) return;
+        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
+        if (counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending"))) return;
+        long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
+        long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
+        String status = accepted == 0 && failed > 0 ? FAILED : COMPLETED;
+        Instant now = clock.instant();
+        notifications.finish(appId, id, status, now, summary(counts));
+        lifecycle.record(appId, status.equals(FAILED) ? Kind.NOTIFICATION_FAILED : Kind.NOTIFICATION_COMPLETED, id,
+                Map.of("notification_id", id, "recipients", row.recipientCount(), "accepted", accepted, "failed", failed), now);
+        log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
+    }
+
+    /** What delivery renders and sends; empty when unknown. */
+    public java.util.Optional<NotificationSnapshot> snapshot(UUID appId, UUID id) {
+        return notifications.find(appId, id).map(r -> new NotificationSnapshot(appId, id, r.status(), r.priority(),
+                r.interruptionLevel(), r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.createdAt()));
+    }
+
+    @Override
+    public boolean exists(UUID appId, UUID notificationId) {
+        return notifications.exists(appId, notificationId);
+    }
+
+    // --- reads ---------------------------------------------------------------------------------
+
+    NotificationView get(UUID appId, UUID id) {
+        NotificationRepository.Row row = notifications.find(appId, id).orElseThrow(() -> new NotFound("Notification"));
+        List<NotificationRepository.Count> counts = row.summary() != null ? fromSummary(id, row.summary())
+                : notifications.counts(appId, List.of(id));
+        return view(row, counts);
+    }
+
+    Page<NotificationView> list(UUID appId, PageRequest page) {
+        List<NotificationRepository.Row> rows = notifications.list(appId, page);
+        List<UUID> live = rows.stream().filter(r -> r.summary() == null).map(NotificationRepository.Row::id).toList();
+        Map<UUID, List<NotificationRepository.Count>> counts = new HashMap<>();
+        for (NotificationRepository.Count c : notifications.counts(appId, live)) {
+            counts.computeIfAbsent(c.notificationId(), k -> new ArrayList<>()).add(c);
+        }
+        List<NotificationView> views = rows.stream()
+                .map(r -> view(r, r.summary() != null ? fromSummary(r.id(), r.summary()) : counts.getOrDefault(r.id(), List.of())))
+                .toList();
+        return Page.of(views, page);
+    }
+
+    Page<NotificationView.RecipientView> recipients(UUID appId, UUID id, PageRequest page) {
+        if (!notifications.exists(appId, id)) throw new NotFound("Notification");
+        return Page.of(notifications.recipients(appId, id, page).stream()
+                .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
+                        r.attempts(), r.lastError(), r.updatedAt()))
+                .toList(), page);
+    }
+
+    Page<EventReads.EventView> events(UUID appId, UUID id, PageRequest page) {
+        if (!notifications.exists(appId, id)) throw new NotFound("Notification");
+        return events.forNotification(appId, id, page);
+    }
+
+    private static JsonNode summary(List<NotificationRepository.Count> counts) {
+        ArrayNode out = JsonNodeFactory.instance.arrayNode();
+        for (NotificationRepository.Count c : counts) {
+            out.addObject().put("platform", c.platform()).put("status", c.status()).put("count", c.count());
+        }
+        return out;
+    }
+
+    private static List<NotificationRepository.Count> fromSummary(UUID id, JsonNode summary) {
+        List<NotificationRepository.Count> counts = new ArrayList<>();
+        for (JsonNode c : summary) {
+            counts.add(new NotificationRepository.Count(id, c.path("platform").stringValue(), c.path("status").stringValue(),
+                    c.path("count").longValue()));
+        }
+        return counts;
+    }
+
+    private static NotificationView view(NotificationRepository.Row r, List<NotificationRepository.Count> counts) {
+        Map<String, Long> byStatus = new LinkedHashMap<>();
+        RECIPIENT_STATES.forEach(s -> byStatus.put(s, 0L));
+        Map<String, long[]> byPlatform = new LinkedHashMap<>();
+        for (String p : List.of("ios", "android", "web")) byPlatform.put(p, new long[3]);
+        for (NotificationRepository.Count c : counts) {
+            byStatus.merge(c.status(), c.count(), Long::sum);
+            long[] p = byPlatform.computeIfAbsent(c.platform(), k -> new long[3]);
+            p[0] += c.count();
+            if (c.status().equals("accepted")) p[1] += c.count();
+            if (FAILED_STATES.contains(c.status())) p[2] += c.count();
+        }
+        Map<String, NotificationView.PlatformCounts> platforms = new LinkedHashMap<>();
+        byPlatform.forEach((k, v) -> platforms.put(k, new NotificationView.PlatformCounts(v[0], v[1], v[2])));
+        long failed = FAILED_STATES.stream().mapToLong(s -> byStatus.getOrDefault(s, 0L)).sum();
+        JsonNode audience = r.audience();
+        JsonNode target = audience.path("target");
+        JsonNode segment = audience.get("segment");
+        return new NotificationView(r.id(), r.name(), r.status(), r.priority(), r.interruptionLevel(), target,
+                segment == null ? null : refs(JsonNodeFactory.instance.arrayNode().add(segment)).getFirst(),
+                refs(audience.path("included")), refs(audience.path("excluded")),
+                r.templateId() == null ? null : new NotificationView.TemplateRef(r.templateId(), r.templateVersion()),
+                r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.scheduledAt(), r.createdAt(),
+                r.queuedAt(), r.processingAt(), r.finishedAt(), r.updatedAt(), r.recipientCount(),
+                byStatus.get("accepted"), failed, byStatus, platforms);
+    }
+
+    private static List<NotificationView.SegmentRef> refs(JsonNode list) {
+        List<NotificationView.SegmentRef> refs = new ArrayList<>();
+        for (JsonNode s : list) {
+            refs.add(new NotificationView.SegmentRef(UUID.fromString(s.path("segment_id").stringValue()), s.path("version").intValue()));
+        }
+        return refs;
+    }
+}

@@ -40,6 +40,8 @@ create table notifications (
 );
 create unique index notifications_idempotency_idx on notifications (app_id, idempotency_key);
 create index notifications_app_created_idx on notifications (app_id, created_at desc, id desc);
+-- drafts by due time: what the due-drafts sweep reads every second
+create index notifications_due_drafts_idx on notifications (scheduled_at) where status = 'draft';
 
 -- One row per recipient device, written by the fan-out with INSERT … SELECT in pages. No foreign
 -- keys: a page of thousands of rows would pay a lookup per row, and rows are only ever written for

@@ -137,6 +137,27 @@ class NotificationRepository {
                 .param("app", appId).param("id", id).update();
     }
 
+    /** A draft that became due and is queued now. */
+    record Due(UUID id, UUID appId, String priority) {
+    }
+
+    /**
+     * Moves up to {@code limit} drafts whose {@code scheduled_at} has come to {@code queued}, skipping
+     * drafts another transaction holds (a concurrent sweep or cancel). One statement.
+     */
+    List<Due> queueDueDrafts(Instant now, int limit) {
+        return jdbc.sql("""
+                        update notifications n set status = 'queued', queued_at = :now, updated_at = :now
+                        from (select id from notifications where status = 'draft' and scheduled_at <= :now
+                              order by scheduled_at limit :limit for update skip locked) due
+                        where n.id = due.id
+                        returning n.id, n.app_id, n.priority""")
+                .param("now", ts(now)).param("limit", limit)
+                .query((rs, n) -> new Due(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class),
+                        rs.getString("priority")))
+                .list();
+    }
+
     // --- audience -----------------------------------------------------------------------------
 
     boolean deviceExists(UUID appId, UUID deviceId) {

@@ -148,10 +148,43 @@ public class NotificationService implements NotificationReferences {
         if (!scheduled) {
             lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
         }
-        scheduler.scheduleIfNotExists(NotificationFanOut.TASK.instance(id.toString())
-                .data(new NotificationFanOut.Data(appId, id)).scheduledTo(scheduled ? request.scheduledAt() : now));
+        // a draft gets its fan-out task when it is due (queueDueDrafts)
+        if (!scheduled) enqueueFanOut(appId, id, request.priority());
         log.info("Notification {} created ({}, priority {}, target {})", id, status, request.priority(), target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /**
+     * Queues every draft whose {@code scheduled_at} has come by the application clock, with its
+     * lifecycle fact and its fan-out task, in one transaction per batch. Run every second by the
+     * recurring task {@value NotificationFanOut#DUE_TASK_NAME}; returns how many it queued.
+     */
+    @Transactional
+    public int queueDueDrafts(int limit) {
+        Instant now = clock.instant();
+        List<NotificationRepository.Due> due = notifications.queueDueDrafts(now, limit);
+        for (NotificationRepository.Due d : due) {
+            lifecycle.record(d.appId(), Kind.NOTIFICATION_QUEUED, d.id(), Map.of("notification_id", d.id()), now);
+            enqueueFanOut(d.appId(), d.id(), d.priority());
+            log.info("Notification {} due: queued", d.id());
+        }
+        return due.size();
+    }
+
+    /**
+     * Enqueues the fan-out task in the caller's transaction. Its execution time is in db-scheduler's
+     * time base (the system clock, see platform/jobs), not the application clock: "now" for the
+     * scheduler. Higher priorities are fetched first.
+     */
+    private void enqueueFanOut(UUID appId, UUID id, String priority) {
+        int rank = switch (priority) {
+            case "transactional" -> 30;
+            case "high" -> 20;
+            case "normal" -> 10;
+            default -> 0;
+        };
+        scheduler.scheduleIfNotExists(NotificationFanOut.TASK.instance(id.toString())
+                .data(new NotificationFanOut.Data(appId, id)).priority(rank).scheduledTo(Instant.now()));
     }
 
     private NotificationView.Created replay(NotificationRepository.Row original, NotificationRequest request) {

@@ -62,7 +62,13 @@ class EventTests extends ApiTest {
         String device = device(app, "ada");
         UUID userId = jdbc.sql("select user_id from devices where id = :id").param("id", UUID.fromString(device))
                 .query(UUID.class).single();
-        String notification = UUID.randomUUID().toString();
+        // a notification of the app (events naming any other are refused: NotificationTests)
+        TestApi.Response created = api.send(api.request("/v1/notifications", app.serverKey())
+                .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                        "{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}")));
+        assertThat(created.status()).as(created.toString()).isEqualTo(202);
+        String notification = created.json().path("notification_id").asString();
         for (String type : TYPES) {
             String name = type.equals("custom") || type.equals("outcome") ? ",\"event_name\":\"" + type + ".thing-1\"" : "";
             TestApi.Response r = submit(app.publicKey(), "{\"event_type\":\"" + type + "\"" + name + ",\"device_id\":\"" + device

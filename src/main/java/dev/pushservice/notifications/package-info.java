@@ -1,0 +1,47 @@
+/**
+ * Notifications: immutable send requests, from {@code POST /v1/notifications} to recipient rows
+ * that wait for delivery. Owns the tables {@code notifications} and {@code notification_recipients}.
+ *
+ * <p><b>Creation</b> ({@link dev.pushservice.notifications.NotificationService#create}): the body is
+ * checked field by field ({@link dev.pushservice.notifications.NotificationRequest}), then against the
+ * app's data (target identifiers, active segments, a non-archived template); title and body are
+ * required after template resolution. One transaction inserts the notification with its snapshots
+ * (content after template resolution, with the template id and version; the audience definition
+ * with every segment's id, version and filter; the creation instant), its lifecycle facts and, for an
+ * immediate one, its fan-out task. {@code (app_id, idempotency_key)} is unique: a concurrent duplicate
+ * waits on the index, then replays the original; the same key with another body (SHA-256 of the
+ * canonical body) is a 422. A request refused by validation stores nothing, so its key stays unused.
+ *
+ * <p><b>States</b>: {@code draft} (future {@code scheduled_at}) → {@code queued} (due: the one-second
+ * sweep {@code notification-due-drafts} reads the application clock) → {@code processing} (fan-out
+ * started) → {@code completed} | {@code failed} | {@code cancelled}. {@code completed}: every
+ * recipient terminal and at least one accepted or none failed (zero recipients included);
+ * {@code failed}: recipients failed and none was accepted. Cancel works from draft, queued and
+ * processing. Recipient states: {@code pending} → {@code sending} (handed to a provider) →
+ * {@code accepted} | {@code failed} | {@code invalid_token}; {@code pending} → {@code cancelled} |
+ * {@code expired}. Each recipient ends in exactly one terminal state.
+ *
+ * <p><b>Fan-out</b> ({@link dev.pushservice.notifications.NotificationFanOut}): pages of set-based
+ * {@code INSERT … SELECT} over the app's enabled, non-invalidated devices created at or before the
+ * notification's audience instant (its creation, or {@code scheduled_at} for a scheduled one), in
+ * keyset order with a stored cursor: resumable and idempotent. The audience is the target ∩ (any
+ * included segment, when given) − every excluded segment, at the versions snapshotted at creation;
+ * devices' current state (enabled, tags, the filter's fields) is read when the fan-out runs.
+ *
+ * <p><b>The seam to delivery</b>: {@link dev.pushservice.notifications.DeliveryHandoff}. Fan-out
+ * calls it in the transaction of each page ({@code recipientsAdded}) and once all recipients exist
+ * ({@code materialized}). Delivery claims {@code pending} recipients with {@code FOR UPDATE SKIP
+ * LOCKED} (index {@code notification_recipients_due_idx}: notification, next_attempt_at), renders
+ * {@link dev.pushservice.notifications.NotificationService#snapshot} per recipient (with
+ * {@code render_values} when present: the user's tags and properties frozen at materialization),
+ * writes outcomes set-based per chunk ({@code status}, {@code attempts}, {@code last_error} reason
+ * code, {@code next_attempt_at}, {@code provider_message_id}), records {@code device.invalidated}
+ * through {@link dev.pushservice.lifecycle.LifecycleEvents}, and calls
+ * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Until a
+ * {@code DeliveryHandoff} bean exists, nothing is delivered: recipients stay pending and the
+ * notification stays processing.
+ *
+ * <p>Invariants: every query filters by app; another app's notification is a 404; no statement
+ * runs per recipient; every state change writes its lifecycle fact in the same transaction.
+ */
+package dev.pushservice.notifications;

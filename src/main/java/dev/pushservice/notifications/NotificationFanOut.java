@@ -35,8 +35,8 @@ import tools.jackson.databind.json.JsonMapper;
  * Fan-out: turns a due notification's audience snapshot into recipient rows, then hands over to
  * delivery ({@link DeliveryHandoff}). Runs as the durable db-scheduler task {@value #TASK_NAME}
  * (one instance per notification, named by its id), enqueued in the transaction that queues the
- * notification: its creation for an immediate one; for a draft, the transaction of the recurring
- * sweep {@value #DUE_TASK_NAME} (every second) that finds it due by the application clock.
+ * notification: its creation for an immediate one; for a draft, the transaction of
+ * {@link DueDrafts} that finds it due by the application clock.
  *
  * <p>Steps, each its own transaction, each safe to repeat after a crash:
  * <ol>
@@ -55,9 +55,6 @@ import tools.jackson.databind.json.JsonMapper;
 public class NotificationFanOut {
 
     static final String TASK_NAME = "notification-fanout";
-    static final String DUE_TASK_NAME = "notification-due-drafts";
-    /** Drafts queued per transaction of the due sweep. */
-    static final int DUE_BATCH = 500;
     static final TaskDescriptor<Data> TASK = TaskDescriptor.of(TASK_NAME, Data.class);
     static final int DEFAULT_PAGE_SIZE = 5000;
     /** Content that reads the recipient's tags or properties gets them frozen per recipient. */
@@ -219,24 +216,13 @@ public class NotificationFanOut {
 
     /** The fan-out task: retried with backoff (a database hiccup), then dead-lettered. */
     @Configuration(proxyBeanMethods = false)
-    static class Tasks_ {
+    static class FanOutTaskConfiguration {
 
         @Bean
         Task<Data> notificationFanOutTask(NotificationFanOut fanOut, DeadLetters deadLetters) {
             return Tasks.oneTime(TASK)
                     .onFailure(deadLetters.handler(new RetryPolicy(8, Duration.ofSeconds(1), Duration.ofMinutes(5))))
                     .execute((instance, context) -> fanOut.run(instance.getData()));
-        }
-
-        /** Queues due drafts; a sweep rather than one task per draft, so "due" follows the application clock. */
-        @Bean
-        Task<Void> notificationDueDraftsTask(NotificationService notifications) {
-            return Tasks.recurring(DUE_TASK_NAME, com.github.kagkarlsson.scheduler.task.schedule.Schedules.fixedDelay(Duration.ofSeconds(1)))
-                    .execute((instance, context) -> {
-                        while (notifications.queueDueDrafts(DUE_BATCH) == DUE_BATCH) {
-                            // more were due than one batch holds
-                        }
-                    });
         }
     }
 }

@@ -156,8 +156,8 @@ public class NotificationService implements NotificationReferences {
 
     /**
      * Queues every draft whose {@code scheduled_at} has come by the application clock, with its
-     * lifecycle fact and its fan-out task, in one transaction per batch. Run every second by the
-     * recurring task {@value NotificationFanOut#DUE_TASK_NAME}; returns how many it queued.
+     * lifecycle fact and its fan-out task, in one transaction per batch. Run every second by
+     * {@link DueDrafts}; returns how many it queued.
      */
     @Transactional
     public int queueDueDrafts(int limit) {

@@ -22,9 +22,9 @@ public class EventReads {
                             JsonNode properties, Instant occurredAt) {
     }
 
-    private final EventQueries queries;
+    private final EventReadRepository queries;
 
-    EventReads(EventQueries queries) {
+    EventReads(EventReadRepository queries) {
         this.queries = queries;
     }
 

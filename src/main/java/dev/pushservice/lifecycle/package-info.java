@@ -1,14 +1,14 @@
 /**
  * The one record of what happened to notifications and devices: an outbox table
  * ({@code lifecycle_events}) of lifecycle facts, each written by {@link
- * dev.pushservice.lifecycle.LifecycleEvents#record} in the same transaction as the change it
+ * dev.pushservice.lifecycle.LifecycleEventRepository#record} in the same transaction as the change it
  * describes, so a fact exists exactly when its change committed.
  *
- * <p>Facts ({@link dev.pushservice.lifecycle.LifecycleEvents.Kind}): {@code notification.created},
+ * <p>Facts ({@link dev.pushservice.lifecycle.LifecycleEventRepository.Kind}): {@code notification.created},
  * {@code notification.queued}, {@code notification.processing}, {@code notification.completed},
  * {@code notification.failed}, {@code notification.cancelled} and {@code device.invalidated}. Rows
  * are never updated or deleted by their writers. Readers (webhooks, journeys) read in id order with
- * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEvents#after}) and never touch the
+ * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEventRepository#after}) and never touch the
  * notification pipeline. Ids grow with commit order only approximately (a sequence): a reader that
  * needs every fact must tolerate a fact with a smaller id appearing after a larger one was read
  * (re-read a short window behind its cursor).

@@ -3,8 +3,8 @@ package dev.pushservice.notifications;
 import com.github.kagkarlsson.scheduler.task.Task;
 import com.github.kagkarlsson.scheduler.task.TaskDescriptor;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
-import dev.pushservice.lifecycle.LifecycleEvents;
-import dev.pushservice.lifecycle.LifecycleEvents.Kind;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
+import dev.pushservice.lifecycle.LifecycleEventRepository.Kind;
 import dev.pushservice.platform.jobs.DeadLetters;
 import dev.pushservice.platform.jobs.PermanentJobFailure;
 import dev.pushservice.platform.jobs.RetryPolicy;
@@ -70,7 +70,7 @@ public class NotificationFanOut {
     private final NotificationService service;
     private final SegmentService segments;
     private final FilterCompiler compiler;
-    private final LifecycleEvents lifecycle;
+    private final LifecycleEventRepository lifecycle;
     private final ObjectProvider<DeliveryHandoff> handoff;
     private final TransactionTemplate transactions;
     private final JsonMapper json;
@@ -78,7 +78,7 @@ public class NotificationFanOut {
     private final int pageSize;
 
     NotificationFanOut(NotificationRepository notifications, NotificationService service, SegmentService segments,
-                       FilterCompiler compiler, LifecycleEvents lifecycle, ObjectProvider<DeliveryHandoff> handoff,
+                       FilterCompiler compiler, LifecycleEventRepository lifecycle, ObjectProvider<DeliveryHandoff> handoff,
                        TransactionTemplate transactions, JsonMapper json, Clock clock,
                        @Value("${push.notifications.fanout-page-size:" + DEFAULT_PAGE_SIZE + "}") int pageSize) {
         if (pageSize < 1) throw new IllegalArgumentException("push.notifications.fanout-page-size must be at least 1");

@@ -1,5 +1,6 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.templates.CompiledContent;
@@ -402,8 +403,8 @@ record NotificationRequest(
     private static void prefixed(JsonInput in, JsonInput part, String prefix) {
         try {
             part.check();
-        } catch (dev.pushservice.platform.error.ApiException e) {
-            e.details().forEach(d -> in.reject(prefix + "." + d.field(), d.message()));
+        } catch (InvalidInput e) {
+            e.violations().forEach(v -> in.reject(prefix + "." + v.field(), v.message()));
         }
     }
 

@@ -3,12 +3,11 @@ package dev.pushservice.notifications;
 import com.github.kagkarlsson.scheduler.SchedulerClient;
 import dev.pushservice.events.EventReads;
 import dev.pushservice.events.NotificationReferences;
-import dev.pushservice.lifecycle.LifecycleEvents;
-import dev.pushservice.lifecycle.LifecycleEvents.Kind;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
+import dev.pushservice.lifecycle.LifecycleEventRepository.Kind;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
-import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.segments.SegmentService;
@@ -40,7 +39,7 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Notifications: creation (validation against the app's data, template resolution, snapshots,
  * idempotency), cancel, reads, and the state changes the pipeline makes ({@link #finishIfDone}).
- * Every state change writes its lifecycle fact ({@link LifecycleEvents}) in the same transaction.
+ * Every state change writes its lifecycle fact ({@link LifecycleEventRepository}) in the same transaction.
  * Thread-safe.
  */
 @Service
@@ -62,13 +61,13 @@ public class NotificationService implements NotificationReferences {
     private final NotificationRepository notifications;
     private final SegmentService segments;
     private final TemplateService templates;
-    private final LifecycleEvents lifecycle;
+    private final LifecycleEventRepository lifecycle;
     private final SchedulerClient scheduler;
     private final EventReads events;
     private final Clock clock;
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
-                        LifecycleEvents lifecycle, SchedulerClient scheduler, EventReads events, Clock clock) {
+                        LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock) {
         this.notifications = notifications;
         this.segments = segments;
         this.templates = templates;
@@ -224,9 +223,6 @@ public class NotificationService implements NotificationReferences {
             return lookup.get();
         } catch (InvalidInput e) {
             problems.addAll(e.violations());
-        } catch (ApiException e) {
-            if (e.details().isEmpty()) throw e;
-            e.details().forEach(d -> problems.add(new Violation(d.field(), d.message())));
         }
         return null;
     }

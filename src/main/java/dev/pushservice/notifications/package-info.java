@@ -36,7 +36,7 @@
  * {@code render_values} when present: the user's tags and properties frozen at materialization),
  * writes outcomes set-based per chunk ({@code status}, {@code attempts}, {@code last_error} reason
  * code, {@code next_attempt_at}, {@code provider_message_id}), records {@code device.invalidated}
- * through {@link dev.pushservice.lifecycle.LifecycleEvents}, and calls
+ * through {@link dev.pushservice.lifecycle.LifecycleEventRepository}, and calls
  * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Until a
  * {@code DeliveryHandoff} bean exists, nothing is delivered: recipients stay pending and the
  * notification stays processing.

@@ -9,12 +9,12 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** Reads of stored events. Every statement filters by app. */
 @Repository
-class EventQueries {
+class EventReadRepository {
 
     private final JdbcClient jdbc;
     private final JsonMapper json;
 
-    EventQueries(JdbcClient jdbc, JsonMapper json) {
+    EventReadRepository(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
         this.json = json;
     }

@@ -17,7 +17,7 @@ import tools.jackson.databind.json.JsonMapper;
  * without one. Thread-safe.
  */
 @Repository
-public class LifecycleEvents {
+public class LifecycleEventRepository {
 
     /** What happened. {@link #wire()} is the stored and published name. */
     public enum Kind {
@@ -48,7 +48,7 @@ public class LifecycleEvents {
     private final JdbcClient jdbc;
     private final JsonMapper json;
 
-    LifecycleEvents(JdbcClient jdbc, JsonMapper json) {
+    LifecycleEventRepository(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
         this.json = json;
     }

@@ -4,6 +4,7 @@ import dev.pushservice.platform.config.PushProperties;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
@@ -26,18 +27,20 @@ class DueDrafts implements SmartLifecycle {
     /** Drafts queued per transaction. */
     static final int BATCH = 500;
 
-    private final NotificationService notifications;
+    private final ObjectProvider<NotificationService> service;
+    private volatile NotificationService notifications;
     private final boolean worker;
     private final Duration interval;
     private volatile Thread thread;
     private volatile boolean running;
 
-    DueDrafts(NotificationService notifications, PushProperties properties,
+    /** The service is resolved only when polling starts: instances without the worker role (the admin CLI) never build it. */
+    DueDrafts(ObjectProvider<NotificationService> notifications, PushProperties properties,
               @Value("${push.notifications.due-poll-interval:1s}") Duration interval) {
         if (interval.isNegative() || interval.isZero()) {
             throw new IllegalArgumentException("push.notifications.due-poll-interval must be positive");
         }
-        this.notifications = notifications;
+        this.service = notifications;
         this.worker = properties.hasRole("worker");
         this.interval = interval;
     }
@@ -45,6 +48,7 @@ class DueDrafts implements SmartLifecycle {
     @Override
     public synchronized void start() {
         if (running || !worker) return;
+        notifications = service.getObject();
         running = true;
         thread = Thread.ofPlatform().daemon().name("notification-due-drafts").start(this::loop);
     }

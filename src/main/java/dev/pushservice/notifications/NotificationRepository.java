@@ -185,7 +185,8 @@ class NotificationRepository {
                           OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
         String cursor = cursorAt == null ? ""
-                : " and (d.created_at < :cursor_at or (d.created_at = :cursor_at and d.id > :cursor_id))";
+                // the first condition bounds the index range, the second skips what the cursor's instant already gave
+                : " and d.created_at <= :cursor_at and (d.created_at < :cursor_at or d.id > :cursor_id)";
         String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
         String sql = "with page as (select d.id, d.created_at, d.platform, d.user_id from devices d " + audience.joins()
                 + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"

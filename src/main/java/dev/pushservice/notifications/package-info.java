@@ -12,8 +12,8 @@
  * waits on the index, then replays the original; the same key with another body (SHA-256 of the
  * canonical body) is a 422. A request refused by validation stores nothing, so its key stays unused.
  *
- * <p><b>States</b>: {@code draft} (future {@code scheduled_at}) → {@code queued} (due: {@link
- * dev.pushservice.notifications.DueDrafts} polls every second by the application clock) → {@code processing} (fan-out
+ * <p><b>States</b>: {@code draft} (future {@code scheduled_at}) → {@code queued} (due: the recurring
+ * sweep {@code notification-due-drafts} reads the application clock every second) → {@code processing} (fan-out
  * started) → {@code completed} | {@code failed} | {@code cancelled}. {@code completed}: every
  * recipient terminal and at least one accepted or none failed (zero recipients included);
  * {@code failed}: recipients failed and none was accepted. Cancel works from draft, queued and

@@ -3,6 +3,8 @@ package dev.pushservice.notifications;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
+import dev.pushservice.platform.rules.Locales;
+import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.TemplateContent;
 import java.nio.charset.StandardCharsets;
@@ -97,8 +99,6 @@ record NotificationRequest(
             "content_available", "frequency_cap_override", "local_delivery_time", "platform_overrides");
 
     private static final Pattern HH_MM = Pattern.compile("([01][0-9]|2[0-3]):[0-5][0-9]");
-    private static final Pattern LOCALE = Pattern.compile("[A-Za-z]{2,3}([_-][A-Za-z0-9]{1,8})*");
-    private static final Pattern TAG_KEY = Pattern.compile("[A-Za-z0-9._-]+");
     private static final Pattern COLOR = Pattern.compile("#[0-9A-Fa-f]{6}");
 
     /**
@@ -220,7 +220,7 @@ record NotificationRequest(
             }
             case "tag" -> {
                 String key = t.requiredString("key", NotificationLimits.TAG_KEY);
-                if (key != null && !TAG_KEY.matcher(key).matches()) {
+                if (key != null && !TextRules.isKey(key, NotificationLimits.TAG_KEY)) {
                     t.reject("key", "must be 1 to " + NotificationLimits.TAG_KEY + " letters, digits, '.', '_' or '-'");
                     key = null;
                 }
@@ -366,7 +366,7 @@ record NotificationRequest(
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             String locale = e.getKey();
-            if (locale.length() > NotificationLimits.LOCALE || !LOCALE.matcher(locale).matches()) {
+            if (locale.length() > NotificationLimits.LOCALE || !Locales.isValid(locale)) {
                 in.reject("localizations", "keys must be locales such as en, en-US or pt_BR (at most "
                         + NotificationLimits.LOCALE + " characters); '" + abbreviate(locale) + "' is not one");
                 continue;

@@ -57,6 +57,15 @@ class LayeringTests {
             .matching("dev.pushservice.(*)..")
             .should().beFreeOfCycles();
 
+    /**
+     * Every package on its own: {@code platform.error} and {@code platform.web}, {@code delivery}
+     * and its providers, {@code apps} and {@code apps.cli} may depend one way only.
+     */
+    @ArchTest
+    static final ArchRule packagesAreFreeOfCycles = slices()
+            .matching("dev.pushservice.(**)")
+            .should().beFreeOfCycles();
+
     /** The entry point depends on the packages; none of them on it (the admin CLI gets the class passed in). */
     @ArchTest
     static final ArchRule nothingDependsOnTheEntryPoint = noClasses()

@@ -91,7 +91,7 @@ class FcmProviderTests {
         assertThat(result).isInstanceOf(DeliveryResult.Accepted.class);
         assertThat(((DeliveryResult.Accepted) result).providerId()).startsWith("projects/demo-project/messages/");
         LocalFcmServer.Received received = only(token);
-        assertThat(received.protocol()).isEqualTo("h2");
+        assertThat(received.protocol()).isEqualTo("h2c");
         assertThat(received.project()).isEqualTo("demo-project");
         assertThat(received.authorization()).startsWith("Bearer ya29.local-");
         JsonNode m = received.message();

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
+import java.security.interfaces.RSAPublicKey;
 import java.util.Base64;
 import java.util.UUID;
 
@@ -29,7 +30,7 @@ public record LocalServiceAccount(String projectId, String clientEmail, String p
     /** Generates an account and registers it with {@code server}. */
     public static LocalServiceAccount registeredWith(LocalFcmServer server, String projectId) {
         LocalServiceAccount account = generate(projectId);
-        server.registerServiceAccount(account.clientEmail(), account.keys().getPublic());
+        server.registerServiceAccount(account.clientEmail(), (RSAPublicKey) account.keys().getPublic());
         return account;
     }
 

@@ -1,84 +1,24 @@
 package dev.pushservice.delivery.webpush;
 
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.crypto.ECDSAVerifier;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
+import com.nimbusds.jose.util.Base64URL;
+import com.nimbusds.jwt.SignedJWT;
 import dev.pushservice.delivery.apns.TestCertificates;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelDuplexHandler;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandler;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelPipeline;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.codec.http.HttpServerUpgradeHandler;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
-import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.DefaultHttp2Headers;
-import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
-import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
-import io.netty.handler.codec.http2.Http2CodecUtil;
-import io.netty.handler.codec.http2.Http2DataFrame;
-import io.netty.handler.codec.http2.Http2FrameCodec;
-import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
-import io.netty.handler.codec.http2.Http2FrameStream;
-import io.netty.handler.codec.http2.Http2Headers;
-import io.netty.handler.codec.http2.Http2HeadersFrame;
-import io.netty.handler.codec.http2.Http2ResetFrame;
-import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
-import io.netty.handler.codec.http2.Http2Settings;
-import io.netty.handler.ssl.ApplicationProtocolConfig;
-import io.netty.handler.ssl.ApplicationProtocolNames;
-import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
-import io.netty.handler.ssl.SslContext;
-import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.ssl.SslProvider;
-import io.netty.util.AsciiString;
-import io.netty.util.ReferenceCountUtil;
-import io.netty.util.collection.IntObjectHashMap;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import java.io.ByteArrayOutputStream;
-import java.math.BigInteger;
-import java.net.InetSocketAddress;
+import dev.pushservice.support.LocalHttpServer;
+import dev.pushservice.support.LocalHttpServer.Request;
+import dev.pushservice.support.LocalHttpServer.Response;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.AlgorithmParameters;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
-import java.security.PublicKey;
 import java.security.SecureRandom;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.security.interfaces.ECPublicKey;
-import java.security.spec.ECGenParameterSpec;
-import java.security.spec.ECParameterSpec;
-import java.security.spec.ECPoint;
-import java.security.spec.ECPublicKeySpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -90,17 +30,18 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import javax.crypto.Cipher;
 import javax.crypto.KeyAgreement;
 import javax.crypto.Mac;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -112,21 +53,24 @@ import tools.jackson.databind.json.JsonMapper;
  * signature against {@code k=}, {@code aud} = the origin the push was sent to, {@code exp} in the
  * future and at most 24 h ahead, {@code sub} a mailto:/https: URL), the {@code Content-Encoding},
  * {@code TTL}, {@code Urgency} and {@code Topic} headers, and decrypts the body as a browser would
- * (RFC 8291/8188, written independently of the production code, on the JDK's own providers), then
- * records and counts it.
+ * (RFC 8291/8188, written independently of the production code, on the JDK's own providers and
+ * nimbus-jose-jwt), then records and counts it.
  *
- * <p>Protocols, all on one port, as real push services speak them: TLS (a certificate for
- * 127.0.0.1 signed by {@link #trustedCertificate()}) with ALPN {@code h2} or {@code http/1.1};
- * cleartext HTTP/2 by prior knowledge ({@code h2c}) or by the HTTP/1.1 {@code Upgrade: h2c} the
- * JDK {@code HttpClient} uses; and plain HTTP/1.1. HTTP/2 connections advertise
- * {@link #DEFAULT_MAX_CONCURRENT_STREAMS} concurrent streams unless {@link #maxConcurrentStreams}
- * changes it. {@link #startHttp1Only()} starts one that speaks HTTP/1.1 only, as an old server
- * would (ALPN offers only {@code http/1.1}; the HTTP/2 preface gets a 400).
+ * <p>Protocols, as real push services speak them, on two {@link LocalHttpServer}s (Reactor
+ * Netty): {@link #origin()} in cleartext, HTTP/2 by prior knowledge ({@code h2c}) or by the
+ * HTTP/1.1 {@code Upgrade: h2c}, and plain HTTP/1.1; {@link #tlsOrigin()} over TLS (a certificate
+ * for 127.0.0.1 signed by {@link #trustedCertificate()}) with ALPN {@code h2} or {@code http/1.1}.
+ * HTTP/2 connections allow {@link #DEFAULT_MAX_CONCURRENT_STREAMS} concurrent streams unless
+ * {@link #startAllowingStreams} says otherwise. {@link #startHttp1Only()} starts one that speaks
+ * HTTP/1.1 only, as an old server would (ALPN offers only {@code http/1.1}; the HTTP/2 preface
+ * gets a 400).
  *
  * <p>Answers: 201 with a {@code Location} when all checks pass; 404 for an unknown subscription;
  * 410 for one that was {@link #unsubscribe unsubscribed}; 401/403 for VAPID problems and 400 for
  * bad headers or an undecryptable body (each also noted in {@link #problems()}); or whatever was
  * set with {@link #answerAll} / {@link #answer} (e.g. 429 with {@code Retry-After}, 413, 500).
+ * {@link #hold()} holds every answer back until {@link #release()}; {@link #closeConnections()}
+ * sends GOAWAY and lets the streams in flight finish; {@link #dropConnections()} drops them.
  *
  * <p>{@link #benchMode(boolean) Bench mode} counts instead of recording: every push is routed and
  * its headers checked, each distinct VAPID token is verified in full once, and one push in
@@ -134,7 +78,7 @@ import tools.jackson.databind.json.JsonMapper;
  * decryption and reuse the verified token. {@link #fullyChecked()} says how many were checked in
  * full. Tests leave it off, so every push is checked in full.
  *
- * <p>Thread-safe. {@link #start()} binds a free port; {@link #close()} stops it.
+ * <p>Thread-safe. {@link #start()} binds free ports; {@link #close()} stops it.
  */
 public final class LocalWebPushReceiver implements AutoCloseable {
 
@@ -147,17 +91,9 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final Duration MAX_JWT_LIFETIME = Duration.ofHours(24);
     private static final Duration CLOCK_SKEW = Duration.ofMinutes(1);
-    private static final ECParameterSpec P256_PARAMS = p256();
     private static final Pattern DIGITS = Pattern.compile("[0-9]+");
     private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]{1,32}");
     private static final Set<String> URGENCIES = Set.of("very-low", "low", "normal", "high");
-
-    /**
-     * Shared by every receiver in the JVM: a server that owns its event loops waits a quiet period
-     * on shutdown, which would dominate each test.
-     */
-    private static final EventLoopGroup EVENT_LOOPS = new MultiThreadIoEventLoopGroup(2,
-            new DefaultThreadFactory("webpush-receiver", true), NioIoHandler.newFactory());
 
     /** A canned answer: status, optional {@code Retry-After} and body. */
     public record Answer(int status, String retryAfter, String body) {
@@ -195,29 +131,16 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         }
     }
 
-    /** One request, whichever protocol carried it; header names in lower case. */
-    private record Request(String protocol, boolean tls, String method, String path, Map<String, String> headers,
-            byte[] body) {
-    }
-
-    /** What to send back. */
-    private record Reply(int status, String location, String retryAfter, String body) {
-        static Reply of(int status, String body) {
-            return new Reply(status, null, null, body);
-        }
-    }
-
-    private final boolean http2;
-    private final Channel server;
-    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
-    private final SslContext tls;
+    private final LocalHttpServer cleartext;
+    private final LocalHttpServer tls;
     private final String origin;
     private final String tlsOrigin;
     private final AtomicLong messageIds = new AtomicLong();
     private final Map<String, Subscriber> subscriptions = new ConcurrentHashMap<>();
-    private final Map<String, Boolean> unsubscribed = new ConcurrentHashMap<>();
+    private final Set<String> unsubscribed = ConcurrentHashMap.newKeySet();
     private final Map<String, Answer> answers = new ConcurrentHashMap<>();
     private final AtomicReference<Answer> answerAll = new AtomicReference<>();
+    private final AtomicReference<CompletableFuture<Void>> held = new AtomicReference<>();
     private final Map<String, Instant> verifiedTokens = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Received> received = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
@@ -225,60 +148,36 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     private final AtomicLong requests = new AtomicLong();
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong fullyChecked = new AtomicLong();
-    private final AtomicLong accepts = new AtomicLong();
     private final AtomicLong sampled = new AtomicLong();
-    private List<Runnable> held; // guarded by this
-    private volatile int maxConcurrentStreams = DEFAULT_MAX_CONCURRENT_STREAMS;
     private volatile boolean benchMode;
 
-    private LocalWebPushReceiver(int port, boolean http2) throws InterruptedException {
-        this.http2 = http2;
-        TestCertificates pki = TestCertificates.shared();
-        try {
-            tls = SslContextBuilder.forServer(pki.serverKeys.getPrivate(), pki.server, pki.ca)
-                    .sslProvider(SslProvider.JDK)
-                    .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-                            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
-                            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
-                            http2 ? List.of(ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1)
-                                    : List.of(ApplicationProtocolNames.HTTP_1_1)))
-                    .build();
-        } catch (javax.net.ssl.SSLException e) {
-            throw new IllegalStateException(e);
-        }
-        server = new ServerBootstrap()
-                .group(EVENT_LOOPS)
-                .channel(NioServerSocketChannel.class)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        accepts.incrementAndGet();
-                        connections.add(ch);
-                        ch.pipeline().addLast(new DetectTls());
-                    }
-                })
-                .bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
-        origin = "http://127.0.0.1:" + port();
-        tlsOrigin = "https://127.0.0.1:" + port();
+    private LocalWebPushReceiver(boolean http2, int maxConcurrentStreams) {
+        LocalHttpServer.Builder options = LocalHttpServer.builder().maxConcurrentStreams(maxConcurrentStreams);
+        if (!http2) options.http1Only();
+        cleartext = options.start(this::handle);
+        tls = options.tls().start(this::handle);
+        origin = "http://127.0.0.1:" + cleartext.port();
+        tlsOrigin = "https://127.0.0.1:" + tls.port();
     }
 
-    /** Starts on a free loopback port, speaking HTTP/2 and HTTP/1.1, with and without TLS. */
-    public static LocalWebPushReceiver start() throws InterruptedException {
-        return new LocalWebPushReceiver(0, true);
+    /** Starts on free loopback ports, speaking HTTP/2 and HTTP/1.1, with and without TLS. */
+    public static LocalWebPushReceiver start() {
+        return new LocalWebPushReceiver(true, DEFAULT_MAX_CONCURRENT_STREAMS);
     }
 
-    /** Starts on the given loopback port (0: any free one). */
-    public static LocalWebPushReceiver start(int port) throws InterruptedException {
-        return new LocalWebPushReceiver(port, true);
+    /** Like {@link #start()}, with HTTP/2 connections that allow {@code maxConcurrentStreams} streams. */
+    public static LocalWebPushReceiver startAllowingStreams(int maxConcurrentStreams) {
+        return new LocalWebPushReceiver(true, maxConcurrentStreams);
     }
 
-    /** Starts a receiver that speaks only HTTP/1.1 (with and without TLS), on a free port. */
-    public static LocalWebPushReceiver startHttp1Only() throws InterruptedException {
-        return new LocalWebPushReceiver(0, false);
+    /** Starts a receiver that speaks only HTTP/1.1 (with and without TLS), on free ports. */
+    public static LocalWebPushReceiver startHttp1Only() {
+        return new LocalWebPushReceiver(false, DEFAULT_MAX_CONCURRENT_STREAMS);
     }
 
+    /** The cleartext port, the one in {@link #origin()}. */
     public int port() {
-        return ((InetSocketAddress) server.localAddress()).getPort();
+        return cleartext.port();
     }
 
     /** {@code http://127.0.0.1:<port>}: the {@code aud} every VAPID token sent here in cleartext must carry. */
@@ -286,7 +185,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         return origin;
     }
 
-    /** {@code https://127.0.0.1:<port>}: the {@code aud} for pushes sent over TLS. */
+    /** {@code https://127.0.0.1:<tls port>}: the {@code aud} for pushes sent over TLS. */
     public String tlsOrigin() {
         return tlsOrigin;
     }
@@ -294,11 +193,6 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     /** The CA that signed this receiver's TLS certificate: what a client must trust for {@link #subscribeTls()}. */
     public static X509Certificate trustedCertificate() {
         return TestCertificates.shared().ca;
-    }
-
-    /** HTTP/2 concurrent streams to advertise on connections opened from now on. */
-    public void maxConcurrentStreams(int streams) {
-        this.maxConcurrentStreams = streams;
     }
 
     /** A new subscription with an {@code http://} endpoint, as a browser would create it. */
@@ -313,16 +207,14 @@ public final class LocalWebPushReceiver implements AutoCloseable {
 
     private Subscriber subscribe(String base) {
         try {
-            KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
-            generator.initialize(new ECGenParameterSpec("secp256r1"));
-            KeyPair keys = generator.generateKeyPair();
+            ECKey key = new ECKeyGenerator(Curve.P_256).generate();
             byte[] auth = new byte[16];
             RANDOM.nextBytes(auth);
             String id = UUID.randomUUID().toString();
-            Subscriber s = new Subscriber(id, base + "/push/" + id, keys, point((ECPublicKey) keys.getPublic()), auth);
+            Subscriber s = new Subscriber(id, base + "/push/" + id, key.toKeyPair(), point(key), auth);
             subscriptions.put(id, s);
             return s;
-        } catch (GeneralSecurityException e) {
+        } catch (JOSEException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -330,7 +222,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     /** From now on pushes to this subscription get 410 Gone, as after the user unsubscribed. */
     public void unsubscribe(String id) {
         subscriptions.remove(id);
-        unsubscribed.put(id, true);
+        unsubscribed.add(id);
     }
 
     /** Answer every push with {@code answer} (after the checks); null restores normal answers. */
@@ -345,18 +237,14 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     }
 
     /** Hold every request (counted, unanswered) until {@link #release()}: a slow push service. */
-    public synchronized void hold() {
-        if (held == null) held = new ArrayList<>();
+    public void hold() {
+        held.compareAndSet(null, new CompletableFuture<>());
     }
 
     /** Answers the held requests and stops holding. */
     public void release() {
-        List<Runnable> waiting;
-        synchronized (this) {
-            waiting = held;
-            held = null;
-        }
-        if (waiting != null) waiting.forEach(Runnable::run);
+        CompletableFuture<Void> gate = held.getAndSet(null);
+        if (gate != null) gate.complete(null);
     }
 
     /** Bench mode: count instead of recording, and check one push in {@link #BENCH_SAMPLE} in full. */
@@ -364,7 +252,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         benchMode = on;
     }
 
-    /** Every request that reached a push endpoint. */
+    /** Every request that reached the receiver. */
     public long requestCount() {
         return requests.get();
     }
@@ -385,9 +273,9 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         return fullyChecked.get();
     }
 
-    /** TCP connections accepted so far. */
+    /** TCP connections accepted so far, with and without TLS. */
     public long connectionCount() {
-        return accepts.get();
+        return cleartext.connectionsAccepted() + tls.connectionsAccepted();
     }
 
     public List<Received> received() {
@@ -418,44 +306,40 @@ public final class LocalWebPushReceiver implements AutoCloseable {
 
     /** Closes every open connection as a restarting push service does: HTTP/2 ones with a GOAWAY first. */
     public void closeConnections() {
-        connections.close().awaitUninterruptibly();
+        cleartext.closeConnections();
+        tls.closeConnections();
     }
 
     /** Drops every open connection abruptly (no GOAWAY, no answers), as a crashed server or network would. */
     public void dropConnections() {
-        for (Channel c : connections) {
-            c.eventLoop().execute(() -> c.unsafe().closeForcibly());
-        }
+        cleartext.dropConnections();
+        tls.dropConnections();
     }
 
     @Override
     public void close() {
         release();
-        server.close().syncUninterruptibly();
-        connections.close().awaitUninterruptibly();
+        cleartext.close();
+        tls.close();
     }
 
     // ---- one push, whichever protocol carried it ----
 
-    private void handle(Request request, Consumer<Reply> respond) {
+    private Mono<Response> handle(Request request) {
         requests.incrementAndGet();
         byProtocol.computeIfAbsent(request.protocol(), p -> new AtomicLong()).incrementAndGet();
-        Runnable work = () -> respond.accept(answer(request));
-        synchronized (this) {
-            if (held != null) {
-                held.add(work);
-                return;
-            }
-        }
-        work.run();
+        Mono<Response> answer = Mono.fromSupplier(() -> answer(request));
+        CompletableFuture<Void> gate = held.get();
+        // suppressCancel: a client giving up on one held request must not release the others
+        return gate == null ? answer : Mono.fromFuture(gate, true).then(answer);
     }
 
-    private Reply answer(Request request) {
-        if (!request.path().startsWith("/push/")) return Reply.of(404, null);
-        if (!request.method().equals("POST")) return Reply.of(405, null);
+    private Response answer(Request request) {
+        if (!request.path().startsWith("/push/")) return reply(404, null, null, null);
+        if (!request.method().equals("POST")) return reply(405, null, null, null);
         String id = request.path().substring("/push/".length());
         Subscriber subscriber = subscriptions.get(id);
-        if (subscriber == null) return Reply.of(unsubscribed.containsKey(id) ? 410 : 404, null);
+        if (subscriber == null) return reply(unsubscribed.contains(id) ? 410 : 404, null, null, null);
         Map<String, String> headers = request.headers();
         String audience = request.tls() ? tlsOrigin : origin;
         boolean full = !benchMode || sampled.incrementAndGet() % BENCH_SAMPLE == 1;
@@ -468,14 +352,14 @@ public final class LocalWebPushReceiver implements AutoCloseable {
                 vapid = verifyVapid(authorization, audience);
             } catch (VapidProblem p) {
                 problems.add(p.getMessage());
-                return Reply.of(p.status, p.getMessage());
+                return reply(p.status, null, null, p.getMessage());
             }
             if (benchMode) verifiedTokens.put(audience + " " + authorization, vapid.expires());
         }
         String headerProblem = checkHeaders(headers);
         if (headerProblem != null) {
             problems.add(headerProblem);
-            return Reply.of(400, headerProblem);
+            return reply(400, null, null, headerProblem);
         }
         byte[] plaintext = null;
         if (full) {
@@ -484,19 +368,27 @@ public final class LocalWebPushReceiver implements AutoCloseable {
                 plaintext = decrypt(subscriber, request.body());
             } catch (GeneralSecurityException | RuntimeException e) {
                 problems.add("cannot decrypt: " + e);
-                return Reply.of(400, "cannot decrypt the message");
+                return reply(400, null, null, "cannot decrypt the message");
             }
         }
         Answer answer = answers.getOrDefault(id, answerAll.get());
         int status = answer == null ? 201 : answer.status();
         if (!benchMode) {
-            received.add(new Received(id, Instant.now(), Map.copyOf(headers), plaintext,
+            received.add(new Received(id, Instant.now(), headers, plaintext,
                     vapid == null ? null : vapid.jwt(), vapid == null ? null : vapid.claims(),
                     vapid == null ? null : vapid.k(), status, request.protocol()));
         }
-        if (answer != null) return new Reply(answer.status(), null, answer.retryAfter(), answer.body());
+        if (answer != null) return reply(answer.status(), null, answer.retryAfter(), answer.body());
         accepted.incrementAndGet();
-        return new Reply(201, audience + "/message/" + messageIds.incrementAndGet(), null, null);
+        return reply(201, audience + "/message/" + messageIds.incrementAndGet(), null, null);
+    }
+
+    private static Response reply(int status, String location, String retryAfter, String body) {
+        Map<String, String> headers = new HashMap<>();
+        if (location != null) headers.put("location", location);
+        if (retryAfter != null) headers.put("retry-after", retryAfter);
+        if (body != null) headers.put("content-type", "text/plain; charset=UTF-8");
+        return new Response(status, headers, body);
     }
 
     private static String checkHeaders(Map<String, String> headers) {
@@ -536,21 +428,17 @@ public final class LocalWebPushReceiver implements AutoCloseable {
             else if (p.startsWith("k=")) k = p.substring(2);
         }
         if (t == null || k == null) throw new VapidProblem(401, "vapid Authorization needs t= and k=");
-        String[] jwt = t.split("\\.");
-        if (jwt.length != 3) throw new VapidProblem(401, "VAPID token is not a JWS");
         JsonNode claims;
         try {
-            Base64.Decoder d = Base64.getUrlDecoder();
-            JsonNode header = JSON.readTree(d.decode(jwt[0]));
-            if (!"ES256".equals(header.path("alg").asString(null))) throw new VapidProblem(401, "VAPID alg must be ES256");
-            claims = JSON.readTree(d.decode(jwt[1]));
-            Signature verifier = Signature.getInstance("SHA256withECDSAinP1363Format");
-            verifier.initVerify(publicKey(d.decode(k)));
-            verifier.update((jwt[0] + "." + jwt[1]).getBytes(StandardCharsets.US_ASCII));
-            if (!verifier.verify(d.decode(jwt[2]))) throw new VapidProblem(403, "VAPID signature does not verify with k");
+            SignedJWT jwt = SignedJWT.parse(t);
+            if (!JWSAlgorithm.ES256.equals(jwt.getHeader().getAlgorithm())) throw new VapidProblem(401, "VAPID alg must be ES256");
+            if (!jwt.verify(new ECDSAVerifier(publicKey(Base64.getUrlDecoder().decode(k))))) {
+                throw new VapidProblem(403, "VAPID signature does not verify with k");
+            }
+            claims = JSON.readTree(jwt.getPayload().toBytes());
         } catch (VapidProblem p) {
             throw p;
-        } catch (GeneralSecurityException | RuntimeException e) {
+        } catch (java.text.ParseException | JOSEException | RuntimeException e) {
             throw new VapidProblem(401, "VAPID token unreadable: " + e);
         }
         if (!audience.equals(claims.path("aud").asString(null))) {
@@ -590,7 +478,11 @@ public final class LocalWebPushReceiver implements AutoCloseable {
 
         KeyAgreement ecdh = KeyAgreement.getInstance("ECDH");
         ecdh.init(subscriber.keys().getPrivate());
-        ecdh.doPhase(publicKey(senderKey), true);
+        try {
+            ecdh.doPhase(publicKey(senderKey), true);
+        } catch (JOSEException e) {
+            throw new GeneralSecurityException(e);
+        }
         byte[] shared = ecdh.generateSecret();
 
         byte[] keyInfo = concat("WebPush: info\0".getBytes(StandardCharsets.US_ASCII), subscriber.publicKey(), senderKey);
@@ -619,32 +511,16 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         return Arrays.copyOf(mac.doFinal(), length);
     }
 
-    private static PublicKey publicKey(byte[] point) throws GeneralSecurityException {
-        if (point.length != 65 || point[0] != 4) throw new GeneralSecurityException("not an uncompressed P-256 point");
-        ECPoint w = new ECPoint(new BigInteger(1, Arrays.copyOfRange(point, 1, 33)), new BigInteger(1, Arrays.copyOfRange(point, 33, 65)));
-        return KeyFactory.getInstance("EC").generatePublic(new ECPublicKeySpec(w, P256_PARAMS));
+    /** An uncompressed P-256 point (0x04 | x | y) as a public key; nimbus checks it is on the curve. */
+    private static ECPublicKey publicKey(byte[] point) throws JOSEException {
+        if (point.length != 65 || point[0] != 4) throw new JOSEException("not an uncompressed P-256 point");
+        return new ECKey.Builder(Curve.P_256, Base64URL.encode(Arrays.copyOfRange(point, 1, 33)),
+                Base64URL.encode(Arrays.copyOfRange(point, 33, 65))).build().toECPublicKey();
     }
 
-    private static ECParameterSpec p256() {
-        try {
-            AlgorithmParameters parameters = AlgorithmParameters.getInstance("EC");
-            parameters.init(new ECGenParameterSpec("secp256r1"));
-            return parameters.getParameterSpec(ECParameterSpec.class);
-        } catch (GeneralSecurityException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    private static byte[] point(ECPublicKey key) {
-        byte[] out = new byte[65];
-        out[0] = 4;
-        byte[] x = key.getW().getAffineX().toByteArray();
-        byte[] y = key.getW().getAffineY().toByteArray();
-        int xl = Math.min(32, x.length);
-        int yl = Math.min(32, y.length);
-        System.arraycopy(x, x.length - xl, out, 33 - xl, xl);
-        System.arraycopy(y, y.length - yl, out, 65 - yl, yl);
-        return out;
+    /** The uncompressed point of a key (nimbus pads each coordinate to 32 bytes). */
+    private static byte[] point(ECKey key) {
+        return concat(new byte[] {4}, key.getX().decode(), key.getY().decode());
     }
 
     private static byte[] concat(byte[]... parts) {
@@ -657,245 +533,5 @@ public final class LocalWebPushReceiver implements AutoCloseable {
             at += p.length;
         }
         return out;
-    }
-
-    // ---- transport: TLS or not, then HTTP/2 or HTTP/1.1 ----
-
-    /** Looks at the first bytes: a TLS record starts TLS with ALPN, anything else is cleartext. */
-    private final class DetectTls extends ByteToMessageDecoder {
-        @Override
-        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-            if (in.readableBytes() < 5) return;
-            ChannelPipeline pipeline = ctx.pipeline();
-            if (SslHandler.isEncrypted(in, false)) {
-                pipeline.addAfter(ctx.name(), "alpn", new Alpn());
-                pipeline.replace(this, "tls", tls.newHandler(ctx.alloc()));
-            } else {
-                cleartext(pipeline, ctx.name());
-                pipeline.remove(this);
-            }
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close(); // a client going away (reset, failed handshake) is normal for a test peer
-        }
-    }
-
-    private final class Alpn extends ApplicationProtocolNegotiationHandler {
-        Alpn() {
-            super(ApplicationProtocolNames.HTTP_1_1);
-        }
-
-        @Override
-        protected void configurePipeline(ChannelHandlerContext ctx, String protocol) {
-            if (http2 && ApplicationProtocolNames.HTTP_2.equals(protocol)) {
-                ctx.pipeline().addLast(http2Codec(), new Http2Handler("h2", true), new CloseOnError());
-            } else {
-                ctx.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20), new Http1Handler(true),
-                        new CloseOnError());
-            }
-        }
-
-        @Override
-        protected void handshakeFailure(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
-    }
-
-    private void cleartext(ChannelPipeline pipeline, String after) {
-        if (!http2) {
-            pipeline.addAfter(after, "h1", new HttpServerCodec());
-            pipeline.addAfter("h1", "aggregator", new HttpObjectAggregator(1 << 20));
-            pipeline.addAfter("aggregator", "handler", new Http1Handler(false));
-            pipeline.addLast(new CloseOnError());
-            return;
-        }
-        HttpServerCodec http1 = new HttpServerCodec();
-        HttpServerUpgradeHandler.UpgradeCodecFactory upgrades = protocol ->
-                AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
-                        ? new Http2ServerUpgradeCodec(http2Codec(), new Http2Handler("h2c", false))
-                        : null;
-        HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(http1, upgrades, 1 << 20);
-        ChannelHandler priorKnowledge = new ChannelInitializer<Channel>() {
-            @Override
-            protected void initChannel(Channel c) {
-                c.pipeline().addLast(http2Codec(), new Http2Handler("h2c", false));
-            }
-        };
-        pipeline.addAfter(after, "h2c", new CleartextHttp2ServerUpgradeHandler(http1, upgrade, priorKnowledge));
-        // Reached only by HTTP/1.1 requests that did not upgrade.
-        pipeline.addLast(new SimpleChannelInboundHandler<HttpMessage>() {
-            @Override
-            protected void channelRead0(ChannelHandlerContext ctx, HttpMessage msg) {
-                ctx.pipeline().addAfter(ctx.name(), "http1", new Http1Handler(false));
-                ctx.pipeline().replace(this, "aggregator", new HttpObjectAggregator(1 << 20));
-                ctx.fireChannelRead(ReferenceCountUtil.retain(msg));
-            }
-        });
-        pipeline.addLast(new CloseOnError());
-    }
-
-    private Http2FrameCodec http2Codec() {
-        return Http2FrameCodecBuilder.forServer()
-                .initialSettings(Http2Settings.defaultSettings().maxConcurrentStreams(maxConcurrentStreams))
-                // Closing sends GOAWAY and lets the streams already accepted finish, as a push service
-                // draining a connection does (the frame codec's default is to close at once).
-                .gracefulShutdownTimeoutMillis(10_000)
-                .build();
-    }
-
-    /** A client going away (reset, abrupt close) is normal for a test peer: close quietly. */
-    private static final class CloseOnError extends ChannelInboundHandlerAdapter {
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
-    }
-
-    private final class Http1Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
-        private final boolean overTls;
-
-        Http1Handler(boolean overTls) {
-            this.overTls = overTls;
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-            boolean keepAlive = HttpUtil.isKeepAlive(req);
-            if (!req.decoderResult().isSuccess() || req.protocolVersion().majorVersion() != 1) {
-                // e.g. the HTTP/2 preface sent to an HTTP/1.1-only server
-                FullHttpResponse bad = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST);
-                bad.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
-                ctx.writeAndFlush(bad).addListener(ChannelFutureListener.CLOSE);
-                return;
-            }
-            Map<String, String> headers = new HashMap<>();
-            req.headers().forEach(e -> headers.putIfAbsent(e.getKey().toLowerCase(Locale.ROOT), e.getValue()));
-            String path = req.uri();
-            int query = path.indexOf('?');
-            Request request = new Request("http/1.1", overTls, req.method().name(),
-                    query < 0 ? path : path.substring(0, query), headers, ByteBufUtil.getBytes(req.content()));
-            handle(request, reply -> {
-                ByteBuf content = reply.body() == null ? Unpooled.EMPTY_BUFFER
-                        : Unpooled.copiedBuffer(reply.body(), StandardCharsets.UTF_8);
-                FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                        HttpResponseStatus.valueOf(reply.status()), content);
-                response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-                if (reply.location() != null) response.headers().set(HttpHeaderNames.LOCATION, reply.location());
-                if (reply.retryAfter() != null) response.headers().set(HttpHeaderNames.RETRY_AFTER, reply.retryAfter());
-                HttpUtil.setKeepAlive(response, keepAlive);
-                write(ctx, response, !keepAlive);
-            });
-        }
-
-        private void write(ChannelHandlerContext ctx, Object response, boolean close) {
-            if (!ctx.executor().inEventLoop()) {
-                ctx.executor().execute(() -> write(ctx, response, close));
-                return;
-            }
-            var future = ctx.writeAndFlush(response);
-            if (close) future.addListener(ChannelFutureListener.CLOSE);
-        }
-    }
-
-    /**
-     * HTTP/2 straight on the frame codec (no child channel per stream): collects each stream's
-     * headers and data, answers on end of stream, and flushes once per read burst.
-     */
-    private final class Http2Handler extends ChannelDuplexHandler {
-        private final String protocol;
-        private final boolean overTls;
-        private final IntObjectHashMap<StreamState> streams = new IntObjectHashMap<>();
-        private boolean reading;
-
-        Http2Handler(String protocol, boolean overTls) {
-            this.protocol = protocol;
-            this.overTls = overTls;
-        }
-
-        private static final class StreamState {
-            Http2Headers headers;
-            final ByteArrayOutputStream body = new ByteArrayOutputStream(512);
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            reading = true;
-            try {
-                if (msg instanceof Http2HeadersFrame frame) {
-                    StreamState state = state(frame.stream());
-                    if (state.headers == null) state.headers = frame.headers();
-                    if (frame.isEndStream()) complete(ctx, frame.stream(), streams.remove(frame.stream().id()));
-                } else if (msg instanceof Http2DataFrame frame) {
-                    StreamState state = state(frame.stream());
-                    ByteBuf data = frame.content();
-                    data.readBytes(state.body, data.readableBytes());
-                    // return the flow-control window for what was consumed
-                    if (frame.initialFlowControlledBytes() > 0) {
-                        ctx.write(new DefaultHttp2WindowUpdateFrame(frame.initialFlowControlledBytes()).stream(frame.stream()));
-                    }
-                    if (frame.isEndStream()) complete(ctx, frame.stream(), streams.remove(frame.stream().id()));
-                } else if (msg instanceof Http2ResetFrame frame) {
-                    streams.remove(frame.stream().id());
-                }
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            } finally {
-                ReferenceCountUtil.release(msg);
-            }
-        }
-
-        private StreamState state(Http2FrameStream stream) {
-            StreamState state = streams.get(stream.id());
-            if (state == null) {
-                state = new StreamState();
-                streams.put(stream.id(), state);
-            }
-            return state;
-        }
-
-        @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            reading = false;
-            ctx.flush();
-        }
-
-        private void complete(ChannelHandlerContext ctx, Http2FrameStream stream, StreamState state) {
-            if (state == null || state.headers == null) return;
-            Map<String, String> headers = new HashMap<>();
-            state.headers.forEach(e -> {
-                CharSequence name = e.getKey();
-                if (name.length() > 0 && name.charAt(0) != ':') {
-                    headers.putIfAbsent(name.toString().toLowerCase(Locale.ROOT), e.getValue().toString());
-                }
-            });
-            CharSequence method = state.headers.method();
-            CharSequence path = state.headers.path();
-            String p = path == null ? "" : path.toString();
-            int query = p.indexOf('?');
-            Request request = new Request(protocol, overTls, method == null ? "" : method.toString(),
-                    query < 0 ? p : p.substring(0, query), headers, state.body.toByteArray());
-            handle(request, reply -> respond(ctx, stream, reply));
-        }
-
-        private void respond(ChannelHandlerContext ctx, Http2FrameStream stream, Reply reply) {
-            if (!ctx.executor().inEventLoop()) {
-                ctx.executor().execute(() -> respond(ctx, stream, reply));
-                return;
-            }
-            Http2Headers headers = new DefaultHttp2Headers().status(String.valueOf(reply.status()));
-            if (reply.location() != null) headers.set(HttpHeaderNames.LOCATION, reply.location());
-            if (reply.retryAfter() != null) headers.set(HttpHeaderNames.RETRY_AFTER, reply.retryAfter());
-            if (reply.body() == null) {
-                ctx.write(new DefaultHttp2HeadersFrame(headers, true).stream(stream));
-            } else {
-                headers.set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=UTF-8");
-                ctx.write(new DefaultHttp2HeadersFrame(headers, false).stream(stream));
-                ctx.write(new DefaultHttp2DataFrame(Unpooled.copiedBuffer(reply.body(), StandardCharsets.UTF_8), true)
-                        .stream(stream));
-            }
-            if (!reading) ctx.flush();
-        }
     }
 }

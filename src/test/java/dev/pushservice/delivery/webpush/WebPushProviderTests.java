@@ -448,8 +448,8 @@ class WebPushProviderTests {
 
     @Test
     void moreRequestsThanTheServerAllowsStreamsOpenAnotherConnection() throws Exception {
-        receiver.maxConcurrentStreams(10);
-        try (WebPushProvider bounded = WebPushProvider.builder(credentials).properties(LOCAL.withMaxInFlight(100)).build()) {
+        try (LocalWebPushReceiver receiver = LocalWebPushReceiver.startAllowingStreams(10);
+             WebPushProvider bounded = WebPushProvider.builder(credentials).properties(LOCAL.withMaxInFlight(100)).build()) {
             Subscriber subscriber = receiver.subscribe();
             receiver.hold();
             List<CompletableFuture<DeliveryResult>> sent = new java.util.ArrayList<>();

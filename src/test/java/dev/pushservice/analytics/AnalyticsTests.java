@@ -8,6 +8,7 @@ import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestTokens;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalTime;
@@ -17,7 +18,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -32,7 +32,7 @@ class AnalyticsTests extends ApiTest {
     JdbcClient jdbc;
 
     TestApp appIn(String zone) {
-        Tenants.Organisation org = tenants.createOrganisation("analytics org " + UUID.randomUUID());
+        Tenants.Organisation org = tenants.createOrganisation(TestTokens.unique("analytics org "));
         Tenants.App app = tenants.createApp(org.id(), "analytics app", zone);
         String server = tenants.issueKey(app.id(), KeyKind.SERVER, "server", EnumSet.allOf(Scope.class), null).rawKey();
         String client = tenants.issueKey(app.id(), KeyKind.PUBLIC, "public", Set.of(), null).rawKey();

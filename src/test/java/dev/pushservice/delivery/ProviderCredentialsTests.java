@@ -19,6 +19,7 @@ import dev.pushservice.delivery.webpush.WebPushProvider;
 import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestTokens;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +61,7 @@ class ProviderCredentialsTests extends ApiTest {
     @Test
     void anAppWithoutCredentialsIsRejectedAtOnceThroughTheRegistry() throws Exception {
         TestApp app = newApp();
-        DeliveryResult ios = providers.send(message(app.appId(), Platform.IOS, "a1".repeat(32))).get(10, TimeUnit.SECONDS);
+        DeliveryResult ios = providers.send(message(app.appId(), Platform.IOS, TestTokens.apns())).get(10, TimeUnit.SECONDS);
         DeliveryResult android = providers.send(message(app.appId(), Platform.ANDROID, "fcm-token")).get(10, TimeUnit.SECONDS);
 
         assertThat(ios).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no APNs credentials"));
@@ -95,7 +96,7 @@ class ProviderCredentialsTests extends ApiTest {
         try (ApnsTestPeer peer = ApnsTestPeer.start();
              ApnsProvider provider = ApnsProvider.builder(apnsCredentials)
                      .properties(peer.properties(ApnsTestPeer.writeCa(dir), 1, 10, java.time.Duration.ofSeconds(10))).build()) {
-            String token = "a1".repeat(32);
+            String token = TestTokens.apns();
             DeliveryResult result = provider.send(message(app.appId(), Platform.IOS, token)).get(30, TimeUnit.SECONDS);
             assertThat(result).as(String.valueOf(result)).isInstanceOf(DeliveryResult.Accepted.class);
             ApnsTestPeer.Received got = peer.next();
@@ -128,12 +129,13 @@ class ProviderCredentialsTests extends ApiTest {
             assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain("PRIVATE KEY").doesNotContain(keyMaterial)
                     .doesNotContain(account.clientEmail());
 
+            String token = TestTokens.fcm();
             try (FcmProvider provider = FcmProvider.builder(fcmCredentials)
                     .properties(FcmProperties.defaults().withBaseUrl(fcm.baseUrl())).build()) {
-                DeliveryResult result = provider.send(message(app.appId(), Platform.ANDROID, "fcm-token-1")).get(30, TimeUnit.SECONDS);
+                DeliveryResult result = provider.send(message(app.appId(), Platform.ANDROID, token)).get(30, TimeUnit.SECONDS);
                 assertThat(result).isInstanceOf(DeliveryResult.Accepted.class);
             }
-            assertThat(fcm.receivedFor("fcm-token-1")).hasSize(1);
+            assertThat(fcm.receivedFor(token)).hasSize(1);
         }
         TestApi.Response removed = api.patch("/v1/app/settings", app.serverKey(), "{\"fcm\":null}");
         assertThat(removed.json().path("fcm").isNull()).isTrue();

@@ -15,20 +15,15 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
-import java.security.KeyPairGenerator;
-import java.security.interfaces.ECPublicKey;
-import java.security.spec.ECGenParameterSpec;
+import dev.pushservice.support.TestTokens;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Date;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -38,29 +33,6 @@ class DeviceRegistrationTests extends ApiTest {
 
     @Autowired
     JdbcClient jdbc;
-
-    static String iosToken() {
-        byte[] b = new byte[32];
-        ThreadLocalRandom.current().nextBytes(b);
-        return HexFormat.of().formatHex(b);
-    }
-
-    static String webSubscription(String endpoint) throws Exception {
-        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
-        g.initialize(new ECGenParameterSpec("secp256r1"));
-        ECPublicKey pub = (ECPublicKey) g.generateKeyPair().getPublic();
-        byte[] point = new byte[65];
-        point[0] = 4;
-        byte[] x = pub.getW().getAffineX().toByteArray();
-        byte[] y = pub.getW().getAffineY().toByteArray();
-        System.arraycopy(x, Math.max(0, x.length - 32), point, 1 + Math.max(0, 32 - x.length), Math.min(32, x.length));
-        System.arraycopy(y, Math.max(0, y.length - 32), point, 33 + Math.max(0, 32 - y.length), Math.min(32, y.length));
-        byte[] auth = new byte[16];
-        ThreadLocalRandom.current().nextBytes(auth);
-        var enc = Base64.getUrlEncoder().withoutPadding();
-        return "{\"endpoint\":\"" + endpoint + "\",\"keys\":{\"p256dh\":\"" + enc.encodeToString(point)
-                + "\",\"auth\":\"" + enc.encodeToString(auth) + "\"}}";
-    }
 
     static String json(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
@@ -77,7 +49,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void newTokenCreatesDeviceAndKnownTokenRefreshesIt() {
         TestApp app = newApp();
-        String token = iosToken();
+        String token = TestTokens.apns();
         TestApi.Response created = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token + "\",\"app_version\":\"1.0\","
                 + "\"device_model\":\"iPhone15,2\",\"os_version\":\"17.1\",\"locale\":\"en-US\",\"timezone\":\"Europe/Berlin\"}");
         assertThat(created.status()).as(created.toString()).isEqualTo(201);
@@ -98,7 +70,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void registeringADisabledDeviceReEnablesIt() {
         TestApp app = newApp();
-        String token = "fcm-" + UUID.randomUUID();
+        String token = TestTokens.fcm();
         String id = register(app, "{\"platform\":\"android\",\"push_token\":\"" + token + "\"}").json().path("device_id").asString();
         TestApi.Response deleted = api.delete("/v1/devices/" + id, app.publicKey());
         assertThat(deleted.status()).isEqualTo(200);
@@ -115,7 +87,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void concurrentRegistrationsOfOneTokenCreateOneDevice() throws Exception {
         TestApp app = newApp();
-        String body = "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}";
+        String body = "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}";
         ExecutorService pool = Executors.newFixedThreadPool(12);
         List<Future<TestApi.Response>> results = new ArrayList<>();
         for (int i = 0; i < 12; i++) results.add(pool.submit(() -> register(app, body)));
@@ -138,7 +110,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void concurrentRegistrationsOfOneStagedTokenClaimItOnce() throws Exception {
         TestApp app = newApp();
-        String token = iosToken();
+        String token = TestTokens.apns();
         UUID sourceUuid = UUID.randomUUID();
         stage(app, "ios", token, "onesignal", sourceUuid.toString(), null, "{\"plan\":\"legacy\"}", null);
         String body = "{\"platform\":\"ios\",\"push_token\":\"" + token + "\"}";
@@ -162,9 +134,9 @@ class DeviceRegistrationTests extends ApiTest {
     void webSubscriptionIsCheckedAndIdentifiedByEndpoint() throws Exception {
         TestApp app = newApp();
         String endpoint = "https://push.example.com/send/" + UUID.randomUUID();
-        TestApi.Response created = register(app, "{\"platform\":\"web\",\"push_token\":" + json(webSubscription(endpoint)) + "}");
+        TestApi.Response created = register(app, "{\"platform\":\"web\",\"push_token\":" + json(TestTokens.webSubscription(endpoint)) + "}");
         assertThat(created.status()).as(created.toString()).isEqualTo(201);
-        TestApi.Response resubscribed = register(app, "{\"platform\":\"web\",\"push_token\":" + json(webSubscription(endpoint)) + "}");
+        TestApi.Response resubscribed = register(app, "{\"platform\":\"web\",\"push_token\":" + json(TestTokens.webSubscription(endpoint)) + "}");
         assertThat(resubscribed.status()).isEqualTo(200);
         assertThat(resubscribed.json().path("device_id").asString()).isEqualTo(created.json().path("device_id").asString());
         assertThat(created.body()).doesNotContain(endpoint);
@@ -173,7 +145,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void badTokensAreRejectedPerPlatform() throws Exception {
         TestApp app = newApp();
-        String valid = webSubscription("https://push.example.com/x");
+        String valid = TestTokens.webSubscription("https://push.example.com/x");
         String offCurve = valid.replaceFirst("\"p256dh\":\"B", "\"p256dh\":\"A");
         List<String> bodies = List.of(
                 "{\"platform\":\"ios\",\"push_token\":\"not-hex-zz\"}",
@@ -203,7 +175,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void everyFieldIsValidatedAndNothingIsStored() {
         TestApp app = newApp();
-        String token = iosToken();
+        String token = TestTokens.apns();
         record Case(String fieldJson, String field) {
         }
         List<Case> cases = List.of(
@@ -246,7 +218,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void tagsAreStoredAsStringsOnTheUser() {
         TestApp app = newApp();
-        TestApi.Response r = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"tagger\","
+        TestApi.Response r = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"tagger\","
                 + "\"tags\":{\"plan\":\"pro\",\"level\":7,\"ratio\":1.5,\"beta\":true,\"cleared\":null,\"a.b_c-d\":\"ok\"}}");
         assertThat(r.status()).isEqualTo(201);
         JsonNode tags = r.json().path("tags");
@@ -264,7 +236,7 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void anonymousDeviceTagsMoveToTheUserItLaterNames() {
         TestApp app = newApp();
-        String token = iosToken();
+        String token = TestTokens.apns();
         TestApi.Response anon = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + token + "\",\"tags\":{\"source\":\"ad\"}}");
         assertThat(anon.json().path("external_user_id").isNull()).isTrue();
         assertThat(anon.json().path("tags").path("source").asString()).isEqualTo("ad");
@@ -290,7 +262,7 @@ class DeviceRegistrationTests extends ApiTest {
         String aud = app.appId().toString();
         Date future = new Date(System.currentTimeMillis() + 600_000);
 
-        String missing = "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"u1\"}";
+        String missing = "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"u1\"}";
         assertIdentityRejected(register(app, missing));
         assertThat(register(app, body("u1", sign(key, "https://backend.example", aud, "u1", future))).status()).isEqualTo(201);
         assertIdentityRejected(register(app, body("u1", sign(other, "https://backend.example", aud, "u1", future))));
@@ -306,7 +278,7 @@ class DeviceRegistrationTests extends ApiTest {
         assertIdentityRejected(register(app, body("u1", hs.serialize())));
         assertIdentityRejected(register(app, body("u1", "not.a.jwt")));
         // anonymous registrations do not claim an identity
-        assertThat(register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}").status()).isEqualTo(201);
+        assertThat(register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}").status()).isEqualTo(201);
     }
 
     @Test
@@ -331,7 +303,7 @@ class DeviceRegistrationTests extends ApiTest {
     }
 
     private static String body(String user, String identityToken) {
-        return "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\",\"external_user_id\":\"" + user
+        return "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"" + user
                 + "\",\"identity_token\":\"" + identityToken + "\"}";
     }
 
@@ -351,7 +323,7 @@ class DeviceRegistrationTests extends ApiTest {
         ExecutorService pool = Executors.newFixedThreadPool(10);
         List<Callable<TestApi.Response>> tasks = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            tasks.add(() -> register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}"));
+            tasks.add(() -> register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}"));
         }
         List<Integer> statuses = new ArrayList<>();
         for (Future<TestApi.Response> f : pool.invokeAll(tasks)) statuses.add(f.get().status());
@@ -360,12 +332,12 @@ class DeviceRegistrationTests extends ApiTest {
         assertThat(statuses.stream().filter(s -> s == 409).count()).isEqualTo(15);
         assertThat(deviceCount(app)).isEqualTo(5);
 
-        TestApi.Response refused = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}");
+        TestApi.Response refused = register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}");
         assertError(refused, 409, "conflict");
         // disabling one frees a slot; re-enabling a disabled one takes it again
         String id = api.get("/v1/devices?limit=1", app.serverKey()).json().path("data").get(0).path("device_id").asString();
         assertThat(api.delete("/v1/devices/" + id, app.publicKey()).status()).isEqualTo(200);
-        String fresh = iosToken();
+        String fresh = TestTokens.apns();
         assertThat(register(app, "{\"platform\":\"ios\",\"push_token\":\"" + fresh + "\"}").status()).isEqualTo(201);
         assertThat(jdbc.sql("select active from org_device_usage where org_id = :org").param("org", app.orgId())
                 .query(Long.class).single()).isEqualTo(5);
@@ -374,9 +346,9 @@ class DeviceRegistrationTests extends ApiTest {
     @Test
     void stagedMigrationRecordsAreClaimed() {
         TestApp app = newApp();
-        String uuidToken = iosToken();
-        String otherToken = "fcm-" + UUID.randomUUID();
-        String unmatchedToken = iosToken();
+        String uuidToken = TestTokens.apns();
+        String otherToken = TestTokens.fcm();
+        String unmatchedToken = TestTokens.apns();
         UUID sourceUuid = UUID.randomUUID();
         stage(app, "ios", uuidToken, "onesignal", sourceUuid.toString(), "migrated-user", "{\"plan\":\"legacy\",\"n\":3}", "Asia/Tokyo");
         stage(app, "android", otherToken, "airship", "channel-123", null, null, "+05:00");
@@ -408,7 +380,7 @@ class DeviceRegistrationTests extends ApiTest {
 
         // a staged UUID already used by another device never blocks: the device gets a fresh id
         TestApp other = newApp();
-        String clash = iosToken();
+        String clash = TestTokens.apns();
         stage(other, "ios", clash, "onesignal", sourceUuid.toString(), null, null, null);
         TestApi.Response d = register(other, "{\"platform\":\"ios\",\"push_token\":\"" + clash + "\"}");
         assertThat(d.status()).isEqualTo(201);
@@ -436,14 +408,14 @@ class DeviceRegistrationTests extends ApiTest {
         TestApp other = newApp();
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            String t = iosToken();
+            String t = TestTokens.apns();
             tokens.add(t);
             register(app, "{\"platform\":\"ios\",\"push_token\":\"" + t + "\"}");
         }
-        String androidId = register(app, "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"}")
+        String androidId = register(app, "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"}")
                 .json().path("device_id").asString();
         api.delete("/v1/devices/" + androidId, app.serverKey());
-        String foreign = register(other, "{\"platform\":\"ios\",\"push_token\":\"" + iosToken() + "\"}").json().path("device_id").asString();
+        String foreign = register(other, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}").json().path("device_id").asString();
 
         TestApi.Response all = api.get("/v1/devices", app.serverKey());
         assertThat(all.status()).isEqualTo(200);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestTokens;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -38,7 +39,7 @@ class EventTests extends ApiTest {
     String device(TestApp app, String externalUserId) {
         String user = externalUserId == null ? "" : ",\"external_user_id\":\"" + externalUserId + "\"";
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"" + user + "}");
+                "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"" + user + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().path("device_id").asString();
     }

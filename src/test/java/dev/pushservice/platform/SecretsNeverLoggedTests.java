@@ -3,8 +3,7 @@ package dev.pushservice.platform;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pushservice.support.ApiTest;
-import java.util.HexFormat;
-import java.util.concurrent.ThreadLocalRandom;
+import dev.pushservice.support.TestTokens;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -17,10 +16,8 @@ class SecretsNeverLoggedTests extends ApiTest {
     @Test
     void apiKeysAndPushTokensNeverReachTheLogs(CapturedOutput output) {
         TestApp app = newApp();
-        byte[] b = new byte[32];
-        ThreadLocalRandom.current().nextBytes(b);
-        String iosToken = HexFormat.of().formatHex(b);
-        String fcmToken = "fcm-secret-token-" + System.nanoTime();
+        String iosToken = TestTokens.apns();
+        String fcmToken = TestTokens.fcm();
         String unknownKey = "ps_live_" + "Z".repeat(43);
 
         api.post("/v1/devices/register", app.publicKey(), "{\"platform\":\"ios\",\"push_token\":\"" + iosToken + "\"}");

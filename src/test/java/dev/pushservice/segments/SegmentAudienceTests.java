@@ -5,16 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestTokens;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -42,16 +41,6 @@ class SegmentAudienceTests extends ApiTest {
     @Autowired
     SegmentRepository segments;
 
-    static String ios() {
-        byte[] b = new byte[32];
-        ThreadLocalRandom.current().nextBytes(b);
-        return HexFormat.of().formatHex(b);
-    }
-
-    static String android() {
-        return "fcm-" + UUID.randomUUID();
-    }
-
     record Fixture(TestApp app, Map<String, UUID> devices) {
     }
 
@@ -70,19 +59,19 @@ class SegmentAudienceTests extends ApiTest {
     private Fixture fixture() {
         TestApp app = newApp();
         Map<String, UUID> d = new LinkedHashMap<>();
-        d.put("d1", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + ios() + "\",\"external_user_id\":\"alice\","
+        d.put("d1", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"alice\","
                 + "\"locale\":\"en-US\",\"timezone\":\"Europe/Berlin\",\"app_version\":\"2.10.1\",\"tags\":{\"plan\":\"gold\",\"level\":7}}"));
-        d.put("d2", register(app, "{\"platform\":\"android\",\"push_token\":\"" + android() + "\",\"external_user_id\":\"bob\","
+        d.put("d2", register(app, "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\",\"external_user_id\":\"bob\","
                 + "\"app_version\":\"2.9\",\"tags\":{\"plan\":\"silver\",\"level\":\"12\"}}"));
         assertThat(api.patch("/v1/users/bob", app.serverKey(), "{\"locale\":\"de\",\"timezone\":\"America/New_York\"}").status())
                 .isEqualTo(200);
-        d.put("d3", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + ios() + "\",\"external_user_id\":\"carol\","
+        d.put("d3", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"carol\","
                 + "\"locale\":\"fr\",\"app_version\":\"3.0.0-beta\",\"tags\":{\"plan\":\"gold\",\"vip\":true}}"));
-        d.put("d4", register(app, "{\"platform\":\"android\",\"push_token\":\"" + android() + "\",\"locale\":\"en-GB\"}"));
-        d.put("d5", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + ios() + "\",\"external_user_id\":\"dave\","
+        d.put("d4", register(app, "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\",\"locale\":\"en-GB\"}"));
+        d.put("d5", register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"dave\","
                 + "\"tags\":{\"plan\":\"gold\"}}"));
         assertThat(api.delete("/v1/devices/" + d.get("d5"), app.serverKey()).status()).isEqualTo(200);
-        d.put("d6", register(app, "{\"platform\":\"android\",\"push_token\":\"" + android() + "\",\"external_user_id\":\"erin\","
+        d.put("d6", register(app, "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\",\"external_user_id\":\"erin\","
                 + "\"tags\":{\"plan\":\"gold\"}}"));
         jdbc.sql("update devices set invalidated_at = now(), invalidation_reason = 'unregistered' where id = :id")
                 .param("id", d.get("d6")).update();

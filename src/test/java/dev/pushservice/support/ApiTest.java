@@ -66,7 +66,7 @@ public abstract class ApiTest {
 
     /** A fresh organisation with one app, a server key with every scope and a public key. */
     protected TestApp newApp() {
-        Tenants.Organisation org = tenants.createOrganisation("test org " + UUID.randomUUID());
+        Tenants.Organisation org = tenants.createOrganisation(TestTokens.unique("test org "));
         Tenants.App app = tenants.createApp(org.id(), "test app", "UTC");
         String server = tenants.issueKey(app.id(), KeyKind.SERVER, "server", EnumSet.allOf(Scope.class), null).rawKey();
         String client = tenants.issueKey(app.id(), KeyKind.PUBLIC, "public", Set.of(), null).rawKey();

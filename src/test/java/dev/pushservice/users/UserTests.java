@@ -5,22 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestTokens;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 class UserTests extends ApiTest {
-
-    static String iosToken() {
-        byte[] b = new byte[32];
-        ThreadLocalRandom.current().nextBytes(b);
-        return HexFormat.of().formatHex(b);
-    }
 
     static String path(String externalUserId) {
         return "/v1/users/" + URLEncoder.encode(externalUserId, StandardCharsets.UTF_8).replace("+", "%20");
@@ -34,7 +26,7 @@ class UserTests extends ApiTest {
     @Test
     void userReadShowsProfileAliasesAndDevicesWithoutInternalIds() {
         TestApp app = newApp();
-        String token = iosToken();
+        String token = TestTokens.apns();
         String deviceId = register(app, token, "reader").json().path("device_id").asString();
         api.post(path("reader") + "/aliases", app.serverKey(), "{\"label\":\"email\",\"value\":\"r@example.com\"}");
         api.patch(path("reader"), app.serverKey(), "{\"locale\":\"de\",\"timezone\":\"Europe/Berlin\",\"properties\":{\"first_name\":\"Rea\"}}");
@@ -88,8 +80,8 @@ class UserTests extends ApiTest {
     @Test
     void deletingAUserDisablesItsDevicesAndTheTokenCanComeBack() {
         TestApp app = newApp();
-        String token = iosToken();
-        String other = iosToken();
+        String token = TestTokens.apns();
+        String other = TestTokens.apns();
         String deviceId = register(app, token, "leaver").json().path("device_id").asString();
         register(app, other, "leaver");
         api.post(path("leaver") + "/aliases", app.serverKey(), "{\"label\":\"crm\",\"value\":\"42\"}");
@@ -178,7 +170,7 @@ class UserTests extends ApiTest {
     void usersOfAnotherAppAreNotFound() {
         TestApp app = newApp();
         TestApp other = newApp();
-        register(app, iosToken(), "private-" + UUID.randomUUID());
+        register(app, TestTokens.apns(), TestTokens.unique("private-"));
         api.patch(path("shared-name"), app.serverKey(), "{\"tags\":{\"owner\":\"app\"}}");
         assertError(api.get(path("shared-name"), other.serverKey()), 404, "not_found");
         assertError(api.delete(path("shared-name"), other.serverKey()), 404, "not_found");

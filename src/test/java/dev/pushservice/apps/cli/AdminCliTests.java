@@ -10,6 +10,7 @@ import dev.pushservice.platform.db.DatabaseUrl;
 import dev.pushservice.platform.db.EmbeddedPostgresServer;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestDatabase;
+import dev.pushservice.support.TestTokens;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -105,7 +106,7 @@ class AdminCliTests extends ApiTest {
 
     @Test
     void organisationsAndAppsAreCreatedAndListed() {
-        String name = "Acme " + UUID.randomUUID();
+        String name = TestTokens.unique("Acme ");
         Run created = cli("org", "create", "--name", name, "--json").succeeded();
         UUID orgId = UUID.fromString(created.json().path("id").asString());
         assertThat(created.json().path("name").asString()).isEqualTo(name);

@@ -15,6 +15,7 @@ import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.support.TestTokens;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -24,7 +25,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,7 +33,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -96,7 +95,7 @@ class ApnsProviderTests {
 
     @Test
     void tokenAuthIsVerifiedByAServerThatKnowsOnlyThePublicKey() throws Exception {
-        String token = hexToken();
+        String token = TestTokens.apns();
         ApnsVerificationKey verification = new ApnsVerificationKey(KEY_ID, TEAM_ID, (ECPublicKey) signingKeys.getPublic());
         ValidatingPushNotificationHandlerFactory validating = new ValidatingPushNotificationHandlerFactory(
                 Map.of(BUNDLE, Set.of(token)), Map.of(), Map.of(KEY_ID, verification), Map.of(verification, Set.of(BUNDLE)));
@@ -314,7 +313,7 @@ class ApnsProviderTests {
     @Test
     void alertCarriesContentHeadersAndCustomDataBesideAps() throws Exception {
         ApnsProvider provider = provider(peer.properties(caFile, 1, 100, null));
-        String token = hexToken();
+        String token = TestTokens.apns();
         Instant before = Instant.now();
 
         await(provider.send(alert().token(token).sound("chime.caf").badge(3).category("ORDER")
@@ -494,7 +493,7 @@ class ApnsProviderTests {
 
     @Test
     void notificationsNeverPrintTheTokenOrPayload() throws Exception {
-        String token = hexToken();
+        String token = TestTokens.apns();
         var notification = ApnsPayload.build(alert().token(token).body("secret body").build(), BUNDLE, Instant.now());
 
         assertThat(notification.toString()).doesNotContain(token).doesNotContain("secret body").contains(BUNDLE);
@@ -537,12 +536,6 @@ class ApnsProviderTests {
         assertThat(thread.getState()).isEqualTo(Thread.State.WAITING);
     }
 
-    private static String hexToken() {
-        byte[] bytes = new byte[32];
-        ThreadLocalRandom.current().nextBytes(bytes);
-        return HexFormat.of().formatHex(bytes);
-    }
-
     private MessageBuilder alert() {
         return new MessageBuilder().app(appId);
     }
@@ -551,7 +544,7 @@ class ApnsProviderTests {
     private static final class MessageBuilder {
         UUID app;
         Platform platform = Platform.IOS;
-        String token = hexToken();
+        String token = TestTokens.apns();
         String title = "Your order";
         String body = "It shipped";
         String imageUrl;

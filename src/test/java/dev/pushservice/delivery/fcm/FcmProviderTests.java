@@ -10,6 +10,7 @@ import dev.pushservice.delivery.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.support.TestTokens;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
@@ -75,7 +76,7 @@ class FcmProviderTests {
 
     @Test
     void requestCarriesEveryMappedFieldOverHttp2() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         Map<String, Object> data = new LinkedHashMap<>();
         data.put("order_id", "A-17");
         data.put("count", 3);
@@ -129,7 +130,7 @@ class FcmProviderTests {
                 InterruptionLevel.TIME_SENSITIVE, new String[] {"service_time_sensitive", "PRIORITY_HIGH", "HIGH"},
                 InterruptionLevel.CRITICAL, new String[] {"service_critical", "PRIORITY_HIGH", "HIGH"});
         for (InterruptionLevel level : InterruptionLevel.values()) {
-            String token = newToken();
+            String token = TestTokens.fcm();
             assertThat(send(message(token, Priority.NORMAL, level, false))).isInstanceOf(DeliveryResult.Accepted.class);
             JsonNode android = only(token).message().get("android");
             assertThat(android.get("notification").get("channel_id").stringValue()).as(level.value())
@@ -148,7 +149,7 @@ class FcmProviderTests {
         Map<Priority, String> expected = Map.of(Priority.TRANSACTIONAL, "HIGH", Priority.HIGH, "HIGH",
                 Priority.NORMAL, "NORMAL", Priority.BULK, "NORMAL");
         for (Priority priority : Priority.values()) {
-            String token = newToken();
+            String token = TestTokens.fcm();
             send(message(token, priority, InterruptionLevel.PASSIVE, false));
             assertThat(only(token).message().get("android").get("priority").stringValue()).as(priority.value())
                     .isEqualTo(expected.get(priority));
@@ -157,7 +158,7 @@ class FcmProviderTests {
 
     @Test
     void backgroundPushIsDataOnlyAndNormalPriority() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         PushMessage message = new PushMessage(appId, UUID.randomUUID(), UUID.randomUUID(), Platform.ANDROID, token,
                 null, null, null, null, Map.of("sync", "inbox"), 60, "sync", "chime", 1, null, null, true, null,
                 Priority.TRANSACTIONAL, InterruptionLevel.CRITICAL);
@@ -175,7 +176,7 @@ class FcmProviderTests {
 
     @Test
     void androidOverridesSetOnlyTheSafeFields() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         ObjectNode overrides = (ObjectNode) JSON.readTree("""
                 {"android":{"priority":"high","collapse_key":"override","tag":"t1","color":"#ff0000",
                  "click_action":"OPEN_ORDER","icon":"ic_stat","direct_boot_ok":true,
@@ -215,7 +216,7 @@ class FcmProviderTests {
                     .properties(FcmProperties.defaults().withBaseUrl(own.baseUrl())).tokenMargins(Duration.ofSeconds(6), Duration.ofSeconds(3)).build()) {
                 // a first burst shares one token fetch
                 List<CompletableFuture<DeliveryResult>> burst = new ArrayList<>();
-                for (int i = 0; i < 50; i++) burst.add(p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
+                for (int i = 0; i < 50; i++) burst.add(p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
                 for (CompletableFuture<DeliveryResult> f : burst) {
                     assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
                 }
@@ -224,7 +225,7 @@ class FcmProviderTests {
                 long sent = 50;
                 long until = System.nanoTime() + Duration.ofSeconds(9).toNanos();
                 while (System.nanoTime() < until) {
-                    DeliveryResult r = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+                    DeliveryResult r = p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                             .get(10, TimeUnit.SECONDS);
                     assertThat(r).isInstanceOf(DeliveryResult.Accepted.class);
                     sent++;
@@ -241,7 +242,7 @@ class FcmProviderTests {
 
     @Test
     void unregisteredTokenIsRejectedAndInvalidated() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.unregistered());
 
         DeliveryResult result = send(message(token, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
@@ -255,7 +256,7 @@ class FcmProviderTests {
 
     @Test
     void invalidRegistrationTokenIsRejectedAndInvalidated() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.invalidToken());
 
         DeliveryResult result = send(message(token, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
@@ -269,7 +270,7 @@ class FcmProviderTests {
 
     @Test
     void otherInvalidArgumentIsRejectedButKeepsTheToken() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT",
                 "Invalid value at 'message.android.notification.color'"));
 
@@ -284,7 +285,7 @@ class FcmProviderTests {
 
     @Test
     void senderIdMismatchIsRejectedButKeepsTheToken() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.error(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH",
                 "SenderId mismatch"));
 
@@ -299,7 +300,7 @@ class FcmProviderTests {
 
     @Test
     void quotaExceededIsTransientAndHonoursRetryAfterSeconds() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED",
                 "Quota exceeded").withHeader("Retry-After", "17"));
 
@@ -314,7 +315,7 @@ class FcmProviderTests {
 
     @Test
     void unavailableIsTransientAndHonoursRetryAfterDate() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         String in30s = DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(30));
         server.replyFor(token, LocalFcmServer.Reply.error(503, "UNAVAILABLE", "UNAVAILABLE", "The service is unavailable.")
                 .withHeader("Retry-After", in30s));
@@ -330,7 +331,7 @@ class FcmProviderTests {
 
     @Test
     void internalErrorIsTransientWithoutRetryAfter() throws Exception {
-        String token = newToken();
+        String token = TestTokens.fcm();
         server.replyFor(token, LocalFcmServer.Reply.error(500, "INTERNAL", "INTERNAL", "Internal error"));
 
         DeliveryResult result = send(message(token, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
@@ -349,7 +350,7 @@ class FcmProviderTests {
         }
         try (FcmProvider p = FcmProvider.builder(fixed(account.credentials(server.tokenUri())))
                 .properties(FcmProperties.defaults().withBaseUrl(URI.create("http://127.0.0.1:" + closedPort))).build()) {
-            DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+            DeliveryResult result = p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(20, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Failed.class,
                     f -> assertThat(f.reason()).isEqualTo(ReasonCode.CONNECTION_FAILED));
@@ -363,7 +364,7 @@ class FcmProviderTests {
             long refusedBefore = server.tokensRefused();
             long answeredBefore = server.sendsAnswered();
 
-            DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+            DeliveryResult result = p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(20, TimeUnit.SECONDS);
 
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
@@ -378,7 +379,7 @@ class FcmProviderTests {
     @Test
     void appWithoutCredentialsIsRejected() throws Exception {
         try (FcmProvider p = providerFor(id -> Optional.empty(), 10)) {
-            DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+            DeliveryResult result = p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(5, TimeUnit.SECONDS);
             assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class,
                     r -> assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_MISSING));
@@ -391,10 +392,10 @@ class FcmProviderTests {
         AtomicReference<CredentialSource.Versioned<FcmCredentials>> current =
                 new AtomicReference<>(new CredentialSource.Versioned<>(account.credentials(server.tokenUri()), 1));
         try (FcmProvider p = providerFor(id -> Optional.of(current.get()), 10)) {
-            String before = newToken();
+            String before = TestTokens.fcm();
             send(p, message(before, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
             current.set(new CredentialSource.Versioned<>(second.credentials(server.tokenUri()), 2));
-            String after = newToken();
+            String after = TestTokens.fcm();
             send(p, message(after, Priority.NORMAL, InterruptionLevel.ACTIVE, false));
 
             assertThat(only(before).project()).isEqualTo("demo-project");
@@ -411,7 +412,7 @@ class FcmProviderTests {
                  var callers = Executors.newVirtualThreadPerTaskExecutor()) {
                 List<String> tokens = new ArrayList<>();
                 for (int i = 0; i < 12; i++) {
-                    String token = newToken();
+                    String token = TestTokens.fcm();
                     slow.replyFor(token, LocalFcmServer.Reply.ok().delayed(Duration.ofMillis(300)));
                     tokens.add(token);
                 }
@@ -443,7 +444,7 @@ class FcmProviderTests {
                     .properties(FcmProperties.defaults().withBaseUrl(fresh.baseUrl()).withMaxInFlight(500)).build()) {
                 List<CompletableFuture<DeliveryResult>> sent = new ArrayList<>();
                 for (int i = 0; i < 300; i++) {
-                    sent.add(p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
+                    sent.add(p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false)));
                 }
                 for (CompletableFuture<DeliveryResult> f : sent) {
                     assertThat(f.get(20, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
@@ -463,7 +464,7 @@ class FcmProviderTests {
                 throw new IllegalStateException("cannot be written");
             }
         };
-        PushMessage m = new PushMessage(appId, null, null, Platform.ANDROID, newToken(), "t", "b", null, null,
+        PushMessage m = new PushMessage(appId, null, null, Platform.ANDROID, TestTokens.fcm(), "t", "b", null, null,
                 java.util.Map.of("x", unwritable), null, null, null, null, null, null, false, null, null, null);
 
         CompletableFuture<DeliveryResult> sent = provider.send(m);
@@ -489,7 +490,7 @@ class FcmProviderTests {
         try (FcmProvider p = providerFor(id -> {
             throw new CredentialSource.Unusable("the stored FCM service account no longer passes its checks");
         }, 10)) {
-            DeliveryResult result = p.send(message(newToken(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
+            DeliveryResult result = p.send(message(TestTokens.fcm(), Priority.NORMAL, InterruptionLevel.ACTIVE, false))
                     .get(5, TimeUnit.SECONDS);
             assertThat(result).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID,
                     "the stored FCM service account no longer passes its checks"));
@@ -533,7 +534,4 @@ class FcmProviderTests {
         return received.getFirst();
     }
 
-    private static String newToken() {
-        return "fcm-token-" + UUID.randomUUID();
-    }
 }

@@ -105,14 +105,10 @@ public final class ApnsBench {
                 long start = System.nanoTime();
                 long cpuStart = cpuNanos();
                 for (int i = 0; i < n; i++) {
-                    byte[] t = new byte[32];
-                    t[0] = (byte) i;
-                    t[1] = (byte) (i >> 8);
-                    t[2] = (byte) (i >> 16);
                     String payload = "{\"aps\":{\"alert\":{\"title\":\"Benchmark\",\"body\":\"Message " + i
                             + "\"},\"sound\":\"default\"},\"n\":" + i + "}";
                     slots.acquire();
-                    client.sendNotification(new SimpleApnsPushNotification(HexFormat.of().formatHex(t),
+                    client.sendNotification(new SimpleApnsPushNotification(token(i),
                                     credentials.bundleId(), payload, Instant.now().plusSeconds(3600)))
                             .whenComplete((r, e) -> {
                                 slots.release();
@@ -135,6 +131,15 @@ public final class ApnsBench {
     private record Result(double seconds, long accepted, double cpuMicrosPerSend) {
     }
 
+    /** The {@code i}-th device token of a run: distinct, and the same in every run. */
+    private static String token(int i) {
+        byte[] token = new byte[32];
+        token[0] = (byte) i;
+        token[1] = (byte) (i >> 8);
+        token[2] = (byte) (i >> 16);
+        return HexFormat.of().formatHex(token);
+    }
+
     private static long cpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
                 .getOperatingSystemMXBean()).getProcessCpuTime();
@@ -145,15 +150,10 @@ public final class ApnsBench {
         UUID app = UUID.fromString("00000000-0000-0000-0000-00000000a995");
         CountDownLatch done = new CountDownLatch(sends);
         LongAdder accepted = new LongAdder();
-        HexFormat hex = HexFormat.of();
         long start = System.nanoTime();
         long cpuStart = cpuNanos();
         for (int i = 0; i < sends; i++) {
-            byte[] token = new byte[32];
-            token[0] = (byte) i;
-            token[1] = (byte) (i >> 8);
-            token[2] = (byte) (i >> 16);
-            PushMessage message = new PushMessage(app, null, null, Platform.IOS, hex.formatHex(token),
+            PushMessage message = new PushMessage(app, null, null, Platform.IOS, token(i),
                     "Benchmark", "Message " + i, null, null, Map.of("n", i), 3600, null, "default", null, null,
                     null, false, null, Priority.NORMAL, InterruptionLevel.ACTIVE);
             provider.send(message).thenAccept(result -> {

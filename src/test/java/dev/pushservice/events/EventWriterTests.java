@@ -1,6 +1,7 @@
 package dev.pushservice.events;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.support.ApiTest;
 import java.sql.Connection;
@@ -42,11 +43,22 @@ class EventWriterTests extends ApiTest {
         return jdbc.sql("select count(*) from events where app_id = :app").param("app", app).query(Long.class).single();
     }
 
+    static EventWriter started(EventWriter writer) {
+        writer.start();
+        return writer;
+    }
+
+    /** Waits until a transaction waits for the lock on the events table: the writer took a batch and stalls. */
+    void awaitWriterStalledOnTheLock() {
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.sql(
+                "select count(*) from pg_locks where relation = 'events'::regclass and not granted")
+                .query(Long.class).single() > 0);
+    }
+
     @Test
     void aFullQueueIsRefusedAndEverythingQueuedIsWrittenOnceTheDatabaseMovesAgain() throws Exception {
         UUID app = newApp().appId();
-        EventWriter writer = new EventWriter(repository, transaction, 1, 1000, 5, Duration.ofMillis(100));
-        writer.start();
+        EventWriter writer = started(new EventWriter(repository, transaction, 1, 1000, 5, Duration.ofMillis(100)));
         List<EventWriter.Submission.Queued> queued = new ArrayList<>();
         int refused = 0;
         try (Connection blocker = dataSource.getConnection()) {
@@ -60,7 +72,7 @@ class EventWriterTests extends ApiTest {
                     case EventWriter.Submission.Queued q -> queued.add(q);
                     case EventWriter.Submission.Overloaded o -> refused++;
                 }
-                if (i == 0) Thread.sleep(300); // let the writer take the first one
+                if (i == 0) awaitWriterStalledOnTheLock(); // the writer took the first one
             }
             assertThat(queued.stream().filter(q -> q.outcome().isDone())).isEmpty();
             blocker.rollback();
@@ -76,8 +88,7 @@ class EventWriterTests extends ApiTest {
     @Test
     void stoppingWritesEverythingAlreadyQueuedAndThenRefuses() throws Exception {
         UUID app = newApp().appId();
-        EventWriter writer = new EventWriter(repository, transaction, 2, 50, 10_000, Duration.ofSeconds(1));
-        writer.start();
+        EventWriter writer = started(new EventWriter(repository, transaction, 2, 50, 10_000, Duration.ofSeconds(1)));
         List<EventWriter.Submission.Queued> queued = new ArrayList<>();
         for (int i = 0; i < 3_000; i++) queued.add((EventWriter.Submission.Queued) writer.submit(event(app)));
         writer.stop();

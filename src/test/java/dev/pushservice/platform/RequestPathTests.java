@@ -2,6 +2,7 @@ package dev.pushservice.platform;
 
 import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
@@ -9,6 +10,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.http.HttpRequest;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -52,8 +54,8 @@ class RequestPathTests extends ApiTest {
         String key = tenants.issueKey(app.appId(), dev.pushservice.platform.auth.KeyKind.SERVER, "short",
                 java.util.Set.of(), Instant.now().plusMillis(300)).rawKey();
         assertThat(api.get("/v1/app/settings", key).status()).isEqualTo(200);
-        Thread.sleep(400);
-        TestApi.Response r = api.get("/v1/app/settings", key);
+        TestApi.Response r = await().atMost(Duration.ofSeconds(10))
+                .until(() -> api.get("/v1/app/settings", key), response -> response.status() != 200);
         assertError(r, 401, "unauthorized");
         assertThat(r.json().path("error").path("message").asString()).contains("expired");
     }

@@ -2,13 +2,21 @@ package dev.pushservice.support;
 
 import dev.pushservice.delivery.apns.TestCertificates;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.http2.DefaultHttp2PingFrame;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2PingFrame;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -55,14 +63,12 @@ public final class LocalHttpServer implements AutoCloseable {
 
     /** An answer; a null {@code body} sends none. */
     public record Response(int status, Map<String, String> headers, String body) {
-        public static Response of(int status, String body) {
-            return new Response(status, Map.of(), body);
-        }
     }
 
     /** Shared by every peer in the JVM: a server that owns its event loops waits a quiet period on shutdown. */
     private static final LoopResources LOOPS = LoopResources.create("local-peer", 2, true);
     private static final byte[] NO_BODY = new byte[0];
+    private static final long GOAWAY_PING = 0x60A11A1L;
 
     private final boolean tls;
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
@@ -113,9 +119,37 @@ public final class LocalHttpServer implements AutoCloseable {
         return accepted.get();
     }
 
-    /** Closes every open connection as a restarting server does: HTTP/2 ones with a GOAWAY, after their streams. */
+    /**
+     * Closes every open connection as a restarting server does: an HTTP/2 one gets a GOAWAY, finishes
+     * the streams it has accepted and then closes; an HTTP/1.1 one closes at once. Returns once each
+     * HTTP/2 client has read its GOAWAY (a PING written after it came back acknowledged, and frames
+     * are read in order), so a request sent from then on cannot go to a closing connection.
+     */
     public void closeConnections() {
-        connections.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+        List<CompletableFuture<Void>> goAwaysSeen = new ArrayList<>();
+        for (Channel c : connections) {
+            if (c.pipeline().get(Http2FrameCodec.class) == null) {
+                c.close();
+                continue;
+            }
+            CompletableFuture<Void> seen = new CompletableFuture<>();
+            goAwaysSeen.add(seen);
+            c.closeFuture().addListener(f -> seen.complete(null));
+            c.eventLoop().execute(() -> {
+                c.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        if (msg instanceof Http2PingFrame ping && ping.ack() && ping.content() == GOAWAY_PING) {
+                            seen.complete(null);
+                        }
+                        ctx.fireChannelRead(msg);
+                    }
+                });
+                c.close(); // the codec sends GOAWAY and closes when the accepted streams are done
+                c.writeAndFlush(new DefaultHttp2PingFrame(GOAWAY_PING));
+            });
+        }
+        CompletableFuture.allOf(goAwaysSeen.toArray(CompletableFuture[]::new)).orTimeout(10, TimeUnit.SECONDS).join();
     }
 
     /** Drops every open connection abruptly (no GOAWAY, no answers), as a crashed server or network would. */

@@ -35,6 +35,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -530,10 +531,9 @@ class ApnsProviderTests {
         }
     }
 
-    private static void waitUntilWaiting(Thread thread) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (thread.getState() != Thread.State.WAITING && System.nanoTime() < deadline) Thread.sleep(10);
-        assertThat(thread.getState()).isEqualTo(Thread.State.WAITING);
+    private static void waitUntilWaiting(Thread thread) {
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(thread::getState, state -> state == Thread.State.WAITING);
     }
 
     private MessageBuilder alert() {

@@ -229,6 +229,7 @@ class FcmProviderTests {
                             .get(10, TimeUnit.SECONDS);
                     assertThat(r).isInstanceOf(DeliveryResult.Accepted.class);
                     sent++;
+                    // real time must pass: the sends span the 10 s token lifetime to show none goes out expired
                     Thread.sleep(20);
                 }
                 assertThat(own.unauthorizedSends()).isZero();

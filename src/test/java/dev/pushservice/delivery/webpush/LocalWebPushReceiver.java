@@ -304,7 +304,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         release();
     }
 
-    /** Closes every open connection as a restarting push service does: HTTP/2 ones with a GOAWAY first. */
+    /** Closes every open connection as a restarting push service does (see {@link LocalHttpServer#closeConnections()}). */
     public void closeConnections() {
         cleartext.closeConnections();
         tls.closeConnections();

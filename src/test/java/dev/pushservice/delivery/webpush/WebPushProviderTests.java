@@ -2,6 +2,7 @@ package dev.pushservice.delivery.webpush;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
@@ -361,9 +362,10 @@ class WebPushProviderTests {
             CompletableFuture<CompletableFuture<DeliveryResult>> third = CompletableFuture.supplyAsync(
                     () -> bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
 
-            Thread.sleep(500);
+            awaitRequests(2);
             assertThat(bounded.inFlight()).isEqualTo(2);
-            assertThat(third.isDone()).as("the third send waits for a slot").isFalse();
+            // something must NOT happen: real time passes and the third send still waits for a slot
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> !third.isDone());
             assertThat(receiver.requestCount()).isEqualTo(2);
 
             receiver.release();
@@ -456,9 +458,7 @@ class WebPushProviderTests {
             for (int i = 0; i < 25; i++) {
                 sent.add(bounded.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)));
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (receiver.requestCount() < 25 && System.nanoTime() < deadline) Thread.sleep(20);
-            assertThat(receiver.requestCount()).isEqualTo(25);
+            await().atMost(Duration.ofSeconds(10)).until(receiver::requestCount, n -> n == 25);
             assertThat(receiver.connectionCount()).as("10 streams per connection: 3 connections for 25").isEqualTo(3);
             assertThat(bounded.inFlight()).isEqualTo(25);
 
@@ -500,15 +500,13 @@ class WebPushProviderTests {
         CompletableFuture<DeliveryResult> inFlight = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         awaitRequests(2);
 
-        Thread closing = Thread.ofVirtual().start(receiver::closeConnections); // GOAWAY, then waits for the held stream
-        Thread.sleep(300);
+        receiver.closeConnections(); // GOAWAY; returns once the client has read it, the held stream still open
         CompletableFuture<DeliveryResult> after = provider.send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
         awaitRequests(3);
         assertThat(receiver.connectionCount()).as("the request after the GOAWAY went to a new connection").isEqualTo(2);
         receiver.release();
         assertThat(inFlight.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
         assertThat(after.get(10, TimeUnit.SECONDS)).isInstanceOf(DeliveryResult.Accepted.class);
-        closing.join(10_000);
         assertThat(receiver.problems()).isEmpty();
     }
 
@@ -537,10 +535,8 @@ class WebPushProviderTests {
         assertThat(receiver.connectionCount()).isEqualTo(2);
     }
 
-    private void awaitRequests(long n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (receiver.requestCount() < n && System.nanoTime() < deadline) Thread.sleep(10);
-        assertThat(receiver.requestCount()).isEqualTo(n);
+    private void awaitRequests(long n) {
+        await().atMost(Duration.ofSeconds(10)).until(receiver::requestCount, count -> count == n);
     }
 
     @Test

@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 class DatabaseAdmissionTests {
@@ -60,10 +61,9 @@ class DatabaseAdmissionTests {
         return holder;
     }
 
-    private static void waitUntilQueued(Thread t) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (t.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) Thread.sleep(5);
-        assertThat(t.getState()).isEqualTo(Thread.State.TIMED_WAITING);
+    private static void waitUntilQueued(Thread t) {
+        Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(5))
+                .until(t::getState, state -> state == Thread.State.TIMED_WAITING);
     }
 
     private static void await(CountDownLatch latch) {

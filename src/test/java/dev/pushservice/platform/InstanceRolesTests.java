@@ -120,6 +120,7 @@ class InstanceRolesTests {
                                 .execute((instance, ctx) -> {
                                     mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
                                     try {
+                                        // real time must pass: a run that lasts lets two schedulers' runs overlap if they could
                                         Thread.sleep(60);
                                     } catch (InterruptedException e) {
                                         Thread.currentThread().interrupt();

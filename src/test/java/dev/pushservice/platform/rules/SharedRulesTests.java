@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
-import java.util.UUID;
+import dev.pushservice.support.TestTokens;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,7 +18,7 @@ class SharedRulesTests extends ApiTest {
 
     private String device(TestApp app, String extra) {
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"" + extra + "}");
+                "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"" + extra + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json().path("device_id").asString();
     }
@@ -60,7 +60,7 @@ class SharedRulesTests extends ApiTest {
         TestApp app = newApp();
         String bad = ",\"locale\":\"english!\",\"timezone\":\"+02:00\"";
         TestApi.Response registration = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"" + bad + "}");
+                "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"" + bad + "}");
         assertDetail(registration, "locale", Locales.RULE);
         assertDetail(registration, "timezone", TimeZones.RULE);
         TestApi.Response user = api.patch("/v1/users/u-1", app.serverKey(), "{" + bad.substring(1) + "}");

@@ -62,7 +62,7 @@ class ProviderCredentialsTests extends ApiTest {
     void anAppWithoutCredentialsIsRejectedAtOnceThroughTheRegistry() throws Exception {
         TestApp app = newApp();
         DeliveryResult ios = providers.send(message(app.appId(), Platform.IOS, TestTokens.apns())).get(10, TimeUnit.SECONDS);
-        DeliveryResult android = providers.send(message(app.appId(), Platform.ANDROID, "fcm-token")).get(10, TimeUnit.SECONDS);
+        DeliveryResult android = providers.send(message(app.appId(), Platform.ANDROID, TestTokens.fcm())).get(10, TimeUnit.SECONDS);
 
         assertThat(ios).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no APNs credentials"));
         assertThat(android).isEqualTo(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, "the app has no FCM credentials"));

@@ -8,6 +8,7 @@ import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestClock;
+import dev.pushservice.support.TestTokens;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,7 +24,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,13 +73,11 @@ class NotificationTests extends ApiTest {
     }
 
     private UUID ios(TestApp app, String extra) {
-        byte[] token = new byte[32];
-        ThreadLocalRandom.current().nextBytes(token);
-        return register(app, "{\"platform\":\"ios\",\"push_token\":\"" + java.util.HexFormat.of().formatHex(token) + "\"" + extra + "}");
+        return register(app, "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"" + extra + "}");
     }
 
     private UUID android(TestApp app, String extra) {
-        return register(app, "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"" + extra + "}");
+        return register(app, "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"" + extra + "}");
     }
 
     private UUID register(TestApp app, String body) {

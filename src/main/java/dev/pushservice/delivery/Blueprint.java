@@ -1,0 +1,81 @@
+package dev.pushservice.delivery;
+
+import dev.pushservice.templates.CompiledContent;
+import dev.pushservice.templates.RenderedContent;
+import dev.pushservice.templates.Renderer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * What every recipient of one notification is sent, before placeholders: the snapshot taken at
+ * creation, with its content compiled once. {@link #message} renders it for one recipient; the
+ * per-platform presentation of {@code priority} and {@code interruptionLevel} (the spec's
+ * interruption-level table) is each provider's payload builder's job. Immutable and thread-safe.
+ *
+ * @param content compiled title, body, click URL and data
+ * @param templateData the notification's {@code template_data}, for {@code {{ template.* }}}; may be null
+ * @param ttlSeconds the notification's TTL, or null for the provider's default
+ * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL), or null
+ */
+public record Blueprint(
+        UUID notificationId,
+        UUID appId,
+        Priority priority,
+        InterruptionLevel interruptionLevel,
+        CompiledContent content,
+        JsonNode templateData,
+        String imageUrl,
+        Integer ttlSeconds,
+        Instant expiresAt,
+        String collapseId,
+        String sound,
+        Integer badge,
+        String category,
+        List<PushMessage.Action> actions,
+        boolean contentAvailable,
+        ObjectNode platformOverrides) {
+
+    public Blueprint {
+        if (priority == null) priority = Priority.NORMAL;
+        if (interruptionLevel == null) interruptionLevel = InterruptionLevel.ACTIVE;
+        actions = actions == null ? List.of() : List.copyOf(actions);
+    }
+
+    /**
+     * The message for {@code recipient} at {@code now}. A retry carries only the TTL left, so a
+     * provider never holds a push past the notification's expiry.
+     */
+    public PushMessage message(DeliveryStore.Claimed recipient, Instant now) {
+        Renderer.Values values = recipient.values() == null ? Renderer.Values.NONE : recipient.values();
+        if (templateData != null && values.templateData() == null) {
+            values = new Renderer.Values(values.externalUserId(), values.tags(), values.properties(), templateData);
+        }
+        RenderedContent rendered = Renderer.render(content, values);
+        return new PushMessage(appId, notificationId, recipient.deviceId(), recipient.platform(), recipient.token(),
+                rendered.title(), rendered.body(), imageUrl, rendered.clickUrl(), data(rendered.data()),
+                remainingTtl(now), collapseId, sound, badge, category, actions, contentAvailable, platformOverrides,
+                priority, interruptionLevel);
+    }
+
+    Integer remainingTtl(Instant now) {
+        if (ttlSeconds == null || expiresAt == null) return ttlSeconds;
+        long left = Duration.between(now, expiresAt).toSeconds();
+        return (int) Math.max(0, Math.min(ttlSeconds, left));
+    }
+
+    private static Map<String, Object> data(JsonNode data) {
+        if (data == null || !data.isObject() || data.isEmpty()) return Map.of();
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : data.properties()) {
+            JsonNode value = e.getValue();
+            map.put(e.getKey(), value.isString() ? value.stringValue() : value);
+        }
+        return map;
+    }
+}

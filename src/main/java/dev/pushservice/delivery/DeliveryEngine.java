@@ -1,0 +1,166 @@
+package dev.pushservice.delivery;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.LoadingCache;
+import dev.pushservice.platform.config.PushProperties;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.web.server.context.WebServerGracefulShutdownLifecycle;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Delivers due recipients through the providers, one {@link Lane} per {@link Priority}, each with
+ * its own capacity: its own threads, its own in-flight budget per provider, its own connections in
+ * the delivery pool ({@link DeliveryDatabase}). A bulk fan-out to hundreds of thousands of devices
+ * can fill the bulk lane completely and a transactional send still finds a free claimer, a free
+ * sender, free in-flight slots and a free connection. The budgets of all lanes for one provider add
+ * up to less than the provider's own in-flight limit (900 of 1,000 by default), so no lane ever
+ * waits inside a provider for a slot another lane holds.
+ *
+ * <p>Hand-over: code that commits work for a lane calls {@link #signalAfterCommit}; the lane's
+ * claimer wakes right after the commit instead of at its next poll. Polling every
+ * {@code push.delivery.poll-interval} remains the safety net (retries coming due, other instances'
+ * work, recipients whose claiming instance died). {@link #cancelled} makes senders in this process
+ * drop recipients of a cancelled notification that were claimed but not yet handed to a provider;
+ * other instances never claim them again.
+ *
+ * <p>Runs only in instances with the {@code worker} role, and only once a {@link DeliveryStore}
+ * exists. The core sees only the {@link PushProvider} contract. Thread-safe.
+ */
+@Component
+public class DeliveryEngine implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(DeliveryEngine.class);
+
+    private final DeliveryProperties properties;
+    private final ObjectProvider<DeliveryStore> stores;
+    private final Map<Platform, PushProvider> providers;
+    private final boolean worker;
+    private final Clock clock;
+    private final DeliveryMetrics metrics;
+    private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
+            .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
+    private volatile LoadingCache<UUID, Optional<Blueprint>> blueprints;
+    private final Map<Priority, Lane> lanes = new EnumMap<>(Priority.class);
+    private volatile boolean running;
+
+    DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, List<PushProvider> providers,
+                   PushProperties push, Clock clock, MeterRegistry registry) {
+        this.properties = properties;
+        this.stores = stores;
+        this.providers = byPlatform(providers);
+        this.worker = push.hasRole("worker");
+        this.clock = clock;
+        this.metrics = new DeliveryMetrics(registry);
+    }
+
+    private static Map<Platform, PushProvider> byPlatform(List<PushProvider> providers) {
+        Map<Platform, PushProvider> map = new EnumMap<>(Platform.class);
+        for (PushProvider p : providers) {
+            PushProvider previous = map.put(p.platform(), p);
+            if (previous != null) throw new IllegalStateException("two providers for " + p.platform().value());
+        }
+        return Map.copyOf(map);
+    }
+
+    /** Wakes {@code lane}'s claimer now. Cheap and non-blocking; a no-op where the engine does not run. */
+    public void signal(Priority lane) {
+        Lane l = lanes.get(lane);
+        if (l != null) l.signal();
+    }
+
+    /**
+     * Wakes {@code lane}'s claimer once the current transaction commits (at once without one), so the
+     * work it committed is claimed within milliseconds rather than at the next poll.
+     */
+    public void signalAfterCommit(Priority lane) {
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    signal(lane);
+                }
+            });
+        } else {
+            signal(lane);
+        }
+    }
+
+    /**
+     * {@code notificationId} was cancelled (call after the commit): recipients of it that this
+     * process claimed but has not handed to a provider yet are recorded cancelled instead of sent.
+     */
+    public void cancelled(UUID notificationId) {
+        cancelled.put(notificationId, Boolean.TRUE);
+    }
+
+    /** Messages of {@code lane} handed to {@code platform}'s provider and not yet answered. */
+    public int inFlight(Priority lane, Platform platform) {
+        Lane l = lanes.get(lane);
+        return l == null ? 0 : l.inFlight(platform);
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) return;
+        DeliveryStore store = stores.getIfAvailable();
+        if (!worker || store == null) {
+            if (worker) log.info("No delivery store: the delivery engine does not run");
+            return;
+        }
+        blueprints = Caffeine.newBuilder().maximumSize(10_000).expireAfterAccess(Duration.ofMinutes(10))
+                .build(store::blueprint);
+        for (Priority p : Priority.values()) {
+            Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, providers, id -> blueprints.get(id),
+                    id -> cancelled.getIfPresent(id) != null, properties, clock, metrics));
+            lane.start();
+        }
+        running = true;
+        log.info("Delivery engine started: lanes {} with in-flight budgets {} per platform, providers {}",
+                lanes.keySet(), properties.lanes(), providers.keySet());
+    }
+
+    @Override
+    public void stop() {
+        if (!running) return;
+        running = false;
+        // lanes drain in parallel: a long bulk drain must not hold up the transactional lane's
+        List<Thread> stopping = new ArrayList<>();
+        for (Lane lane : lanes.values()) {
+            stopping.add(Thread.ofPlatform().name("delivery-stop-" + lane.priority().value())
+                    .start(() -> lane.stop(Duration.ofSeconds(10))));
+        }
+        for (Thread t : stopping) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Stops with the web server's graceful shutdown and the job worker, before providers close. */
+    @Override
+    public int getPhase() {
+        return WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE;
+    }
+}

@@ -1,0 +1,117 @@
+package dev.pushservice.delivery;
+
+import dev.pushservice.templates.Renderer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The durable side of delivery, as the {@link DeliveryEngine} sees it: the feature that owns
+ * notifications and their recipients implements it over its tables. Every method is one short
+ * transaction on the delivery pool ({@link DeliveryDatabase}), called from the engine's lane threads
+ * (never from a Netty I/O thread), and set-based: one statement per chunk, never one per recipient.
+ *
+ * <p>Recipient states as the engine drives them: {@code pending} (due at its next attempt time) →
+ * claimed ({@code sending}, leased for {@code lease}) → {@code accepted}, {@code rejected},
+ * {@code failed} (permanent, or dead-lettered after retries), {@code cancelled}, or back to
+ * {@code pending} with a later attempt time after a transient failure. A claim whose lease ran out
+ * (its instance died before recording a result) is claimed again: only those recipients can receive a
+ * notification twice.
+ */
+public interface DeliveryStore {
+
+    /**
+     * Claims up to {@code limit} recipients of {@code lane} and {@code platform} that are due at
+     * {@code now} (pending, or claimed with an expired lease), oldest first, with
+     * {@code FOR UPDATE SKIP LOCKED}: marks them claimed until {@code now + lease}, counts the attempt,
+     * and returns what rendering needs. Recipients of notifications that are not being delivered
+     * (cancelled, terminal) are never claimed.
+     */
+    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease);
+
+    /** What every recipient of a notification is sent, or empty when the notification is gone. */
+    Optional<Blueprint> blueprint(UUID notificationId);
+
+    /**
+     * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
+     * states, devices invalidated by their provider (through the devices feature), dead letters, and
+     * for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING} every other pending
+     * recipient of that notification and platform. Then moves every notification whose recipients are
+     * now all terminal to its terminal state, writing its lifecycle fact in the same transaction.
+     *
+     * @return the notifications that became terminal
+     */
+    List<Finished> record(List<Outcome> outcomes, Instant now);
+
+    /** How much due work waits in {@code lane} (for metrics; may be approximate for very long queues). */
+    QueueStats stats(Priority lane, Instant now);
+
+    /**
+     * One claimed recipient.
+     *
+     * @param attempts sends made including the one about to happen
+     * @param values what this recipient's placeholders read
+     * @param token the provider token; never logged
+     */
+    record Claimed(UUID recipientId, UUID notificationId, UUID appId, UUID deviceId, Platform platform,
+                   String token, int attempts, Renderer.Values values) {
+
+        @Override
+        public String toString() {
+            return "Claimed[recipient=" + recipientId + ", notification=" + notificationId + ", device=" + deviceId
+                    + ", platform=" + platform + ", attempts=" + attempts + "]";
+        }
+    }
+
+    /** What became of one claimed recipient. */
+    sealed interface Outcome {
+        Claimed recipient();
+    }
+
+    /** Status names the engine records. */
+    final class States {
+        public static final String PENDING = "pending";
+        public static final String SENDING = "sending";
+        public static final String ACCEPTED = "accepted";
+        public static final String REJECTED = "rejected";
+        public static final String FAILED = "failed";
+        public static final String CANCELLED = "cancelled";
+
+        private States() {
+        }
+    }
+
+    /** The provider acknowledged the push. */
+    record Accepted(Claimed recipient, String providerId) implements Outcome {
+    }
+
+    /** Permanently refused; {@code tokenInvalid}: invalidate the device. */
+    record Rejected(Claimed recipient, String reason, boolean tokenInvalid, Instant invalidatedAt) implements Outcome {
+    }
+
+    /** Failed transiently; send again at {@code at}. */
+    record Retry(Claimed recipient, String reason, Instant at) implements Outcome {
+    }
+
+    /** Failed transiently and given up ({@link RetryBackoff.GiveUp}): failed and dead-lettered. */
+    record DeadLettered(Claimed recipient, String reason) implements Outcome {
+    }
+
+    /** Never handed to a provider because its notification was cancelled (or is gone). */
+    record Cancelled(Claimed recipient) implements Outcome {
+    }
+
+    /** A notification that became terminal, with its exact counts. */
+    record Finished(UUID notificationId, UUID appId, String status, long recipients, long accepted, long failed) {
+    }
+
+    /**
+     * @param depth recipients due now and not claimed
+     * @param oldestDueAge how long the oldest of them has been due; zero when none is
+     */
+    record QueueStats(long depth, Duration oldestDueAge) {
+        public static final QueueStats EMPTY = new QueueStats(0, Duration.ZERO);
+    }
+}

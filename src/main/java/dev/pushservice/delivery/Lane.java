@@ -1,0 +1,373 @@
+package dev.pushservice.delivery;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * One priority lane with its own capacity: a claimer thread, a recorder thread, a few sender
+ * threads, and per platform an in-flight budget (a {@link Semaphore}). Nothing here is shared with
+ * another lane except the providers' event loops (which never block) and the delivery pool (which
+ * has a connection for each of this lane's two database threads).
+ *
+ * <ul>
+ *   <li>The claimer takes due recipients from the {@link DeliveryStore}, per platform and never more
+ *       than that platform's free budget, and hands them to the senders. It sleeps until
+ *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
+ *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
+ *   <li>Senders render each message and hand it to its provider. Unless its notification was
+ *       cancelled: then it is never handed over.</li>
+ *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
+ *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
+ *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each.</li>
+ * </ul>
+ * Thread-safe; {@link #start()} and {@link #stop(Duration)} alternate.
+ */
+final class Lane {
+
+    private static final Logger log = LoggerFactory.getLogger(Lane.class);
+    private static final Logger deliveryLog = LoggerFactory.getLogger("dev.pushservice.delivery.DeliveryLog");
+    private static final int SLICE = 50;
+    private static final Duration LINGER = Duration.ofMillis(5);
+    private static final Duration STATS_EVERY = Duration.ofSeconds(5);
+    private static final int MAX_ERROR = 500;
+
+    private final Priority priority;
+    private final DeliveryStore store;
+    private final Map<Platform, PushProvider> providers;
+    private final Function<UUID, Optional<Blueprint>> blueprints;
+    private final Predicate<UUID> cancelled;
+    private final DeliveryProperties properties;
+    private final RetryBackoff backoff;
+    private final Clock clock;
+    private final DeliveryMetrics metrics;
+    private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
+    private final int capacity;
+    private final int minClaim;
+    private final ConcurrentLinkedQueue<DeliveryStore.Outcome> results = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger unrecorded = new AtomicInteger();
+    private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
+    private volatile ExecutorService senders;
+    private volatile Thread claimer;
+    private volatile Thread recorder;
+    private volatile boolean running;
+    private volatile boolean waitingForBudget;
+    private volatile boolean recorderIdle;
+
+    Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
+         Function<UUID, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
+         Clock clock, DeliveryMetrics metrics) {
+        this.priority = priority;
+        this.store = store;
+        this.providers = providers;
+        this.blueprints = blueprints;
+        this.cancelled = cancelled;
+        this.properties = properties;
+        this.backoff = properties.backoff();
+        this.clock = clock;
+        this.metrics = metrics;
+        this.capacity = properties.lanes().get(priority).inFlight();
+        this.minClaim = Math.max(1, Math.min(properties.chunkSize(), capacity) / 4);
+        for (Platform platform : Platform.values()) {
+            Semaphore budget = new Semaphore(capacity);
+            budgets.put(platform, budget);
+            metrics.inFlight(priority, platform, budget, capacity);
+        }
+        metrics.queue(priority, stats);
+    }
+
+    Priority priority() {
+        return priority;
+    }
+
+    /** Starts the lane's threads; after {@link #stop} it may be started again. */
+    void start() {
+        AtomicInteger n = new AtomicInteger();
+        senders = new ThreadPoolExecutor(properties.senderThreads(), properties.senderThreads(), 0, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "delivery-" + priority.value() + "-sender-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        running = true;
+        claimer = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").start(this::claimLoop);
+        recorder = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-recorder").start(this::recordLoop);
+    }
+
+    /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
+    void signal() {
+        Thread t = claimer;
+        if (t != null) LockSupport.unpark(t);
+    }
+
+    /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
+    int inFlight(Platform platform) {
+        return capacity - budgets.get(platform).availablePermits();
+    }
+
+    /**
+     * Stops claiming, waits up to {@code wait} for answers to what was handed over and records them.
+     * Recipients claimed and not recorded by then are claimed again when their lease runs out.
+     */
+    void stop(Duration wait) {
+        running = false;
+        signal();
+        long deadline = System.nanoTime() + wait.toNanos();
+        join(claimer, deadline);
+        senders.shutdown();
+        try {
+            senders.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        while (System.nanoTime() < deadline && anyInFlight()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        Thread r = recorder;
+        if (r != null) LockSupport.unpark(r);
+        join(recorder, deadline);
+        senders.shutdownNow();
+    }
+
+    private boolean anyInFlight() {
+        for (Platform p : Platform.values()) if (inFlight(p) > 0) return true;
+        return false;
+    }
+
+    private static void join(Thread t, long deadlineNanos) {
+        if (t == null) return;
+        try {
+            t.join(Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime())));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---- claiming ------------------------------------------------------------------------------
+
+    private void claimLoop() {
+        long nextStats = 0;
+        while (running) {
+            boolean more = false;
+            boolean blocked = false;
+            try {
+                for (Platform platform : Platform.values()) {
+                    Semaphore budget = budgets.get(platform);
+                    int want = Math.min(budget.availablePermits(), properties.chunkSize());
+                    if (want < minClaim) {
+                        blocked = true;
+                        continue;
+                    }
+                    List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
+                            properties.lease());
+                    if (batch.isEmpty()) continue;
+                    if (!budget.tryAcquire(batch.size())) {
+                        // only this thread acquires, so the permits counted above are still there
+                        throw new IllegalStateException("lane budget changed under the claimer");
+                    }
+                    dispatch(batch);
+                    if (batch.size() == want) more = true;
+                }
+                if (System.nanoTime() - nextStats >= 0) {
+                    refreshStats();
+                    nextStats = System.nanoTime() + STATS_EVERY.toNanos();
+                }
+            } catch (RuntimeException e) {
+                log.warn("Delivery lane {} could not claim work, retrying at the next poll: {}", priority.value(),
+                        e.toString());
+                more = false;
+            }
+            if (more) continue;
+            waitingForBudget = blocked;
+            LockSupport.parkNanos(properties.pollInterval().toNanos());
+            waitingForBudget = false;
+        }
+    }
+
+    private void refreshStats() {
+        DeliveryStore.QueueStats q = store.stats(priority, clock.instant());
+        stats.depth = q.depth();
+        stats.oldestAgeSeconds = q.oldestDueAge().toMillis() / 1000.0;
+    }
+
+    private void dispatch(List<DeliveryStore.Claimed> batch) {
+        // blueprints are loaded here, on the claimer (a database thread), so senders never touch the database
+        Map<UUID, Optional<Blueprint>> byNotification = new HashMap<>();
+        try {
+            for (DeliveryStore.Claimed c : batch) byNotification.computeIfAbsent(c.notificationId(), blueprints);
+        } catch (RuntimeException e) {
+            budgets.get(batch.getFirst().platform()).release(batch.size());
+            throw e; // the claimed recipients are claimed again when their lease runs out
+        }
+        for (int from = 0; from < batch.size(); from += SLICE) {
+            List<DeliveryStore.Claimed> slice = batch.subList(from, Math.min(batch.size(), from + SLICE));
+            try {
+                senders.execute(() -> send(slice, byNotification));
+            } catch (RuntimeException rejected) { // shutting down: leave them to their lease
+                budgets.get(slice.getFirst().platform()).release(slice.size());
+            }
+        }
+    }
+
+    // ---- sending -------------------------------------------------------------------------------
+
+    private void send(List<DeliveryStore.Claimed> slice, Map<UUID, Optional<Blueprint>> byNotification) {
+        for (DeliveryStore.Claimed recipient : slice) {
+            Optional<Blueprint> blueprint = byNotification.get(recipient.notificationId());
+            if (blueprint.isEmpty() || cancelled.test(recipient.notificationId())) {
+                finish(recipient, new DeliveryStore.Cancelled(recipient), "cancelled", DeliveryReasons.CANCELLED);
+                continue;
+            }
+            PushProvider provider = providers.get(recipient.platform());
+            if (provider == null) {
+                finish(recipient, new DeliveryStore.Rejected(recipient, DeliveryReasons.NO_PROVIDER, false, null),
+                        "rejected", DeliveryReasons.NO_PROVIDER);
+                continue;
+            }
+            PushMessage message;
+            try {
+                message = blueprint.get().message(recipient, clock.instant());
+            } catch (RuntimeException e) {
+                String reason = DeliveryReasons.RENDER_FAILED + ": " + e.getClass().getSimpleName();
+                finish(recipient, new DeliveryStore.Rejected(recipient, reason, false, null), "rejected",
+                        DeliveryReasons.RENDER_FAILED);
+                continue;
+            }
+            Instant expiresAt = blueprint.get().expiresAt();
+            long started = System.nanoTime();
+            CompletableFuture<DeliveryResult> answer;
+            try {
+                answer = provider.send(message);
+            } catch (RuntimeException e) {
+                answer = CompletableFuture.failedFuture(e);
+            }
+            metrics.sent(priority, recipient.platform());
+            // runs on a Netty I/O thread (or here, if already answered): decide, queue, release; never block
+            answer.whenComplete((result, error) -> {
+                metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
+                onAnswer(recipient, error != null
+                        ? new DeliveryResult.Failed(DeliveryReasons.PROVIDER_ERROR + ": " + error.getClass().getSimpleName(), null)
+                        : result, expiresAt);
+            });
+        }
+    }
+
+    private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt) {
+        switch (result) {
+            case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
+                    "accepted", "accepted");
+            case DeliveryResult.Rejected r -> {
+                boolean noCredentials = DeliveryReasons.credentialsMissing(r.reason());
+                String reason = noCredentials ? DeliveryReasons.CREDENTIALS_MISSING : truncate(r.reason());
+                finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid() && !noCredentials,
+                        r.invalidatedAt()), "rejected", DeliveryReasons.code(reason));
+            }
+            case DeliveryResult.Failed f -> {
+                String reason = truncate(f.reason());
+                RetryBackoff.Decision decision = backoff.after(recipient.attempts(), f.retryAfter(), clock.instant(), expiresAt);
+                switch (decision) {
+                    case RetryBackoff.Retry retry -> finish(recipient,
+                            new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", DeliveryReasons.code(reason));
+                    case RetryBackoff.GiveUp giveUp -> finish(recipient,
+                            new DeliveryStore.DeadLettered(recipient, giveUp.reason() + ": " + reason), "dead_lettered",
+                            DeliveryReasons.code(reason));
+                }
+            }
+        }
+    }
+
+    private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {
+        metrics.outcome(priority, recipient.platform(), kind, reasonCode);
+        results.add(outcome);
+        unrecorded.incrementAndGet();
+        budgets.get(recipient.platform()).release();
+        if (recorderIdle) {
+            Thread r = recorder;
+            if (r != null) LockSupport.unpark(r);
+        }
+        if (waitingForBudget && budgets.get(recipient.platform()).availablePermits() >= minClaim) {
+            waitingForBudget = false;
+            signal();
+        }
+    }
+
+    private static String truncate(String reason) {
+        if (reason == null) return DeliveryReasons.PROVIDER_ERROR;
+        return reason.length() <= MAX_ERROR ? reason : reason.substring(0, MAX_ERROR - 1) + "…";
+    }
+
+    // ---- recording -----------------------------------------------------------------------------
+
+    private void recordLoop() {
+        List<DeliveryStore.Outcome> batch = new ArrayList<>(properties.chunkSize());
+        while (true) {
+            if (results.isEmpty()) {
+                if (!running && !anyInFlight()) return;
+                recorderIdle = true;
+                if (results.isEmpty()) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+                recorderIdle = false;
+                continue;
+            }
+            // a short linger gathers a chunk's answers into one transaction
+            if (unrecorded.get() < properties.chunkSize() && running) LockSupport.parkNanos(LINGER.toNanos());
+            DeliveryStore.Outcome next;
+            while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
+            unrecorded.addAndGet(-batch.size());
+            recordDurably(batch);
+            batch.clear();
+        }
+    }
+
+    /** Records {@code batch}, retrying while the database is unavailable: an answer is never dropped. */
+    private void recordDurably(List<DeliveryStore.Outcome> batch) {
+        long wait = 100;
+        while (true) {
+            try {
+                List<DeliveryStore.Finished> finished = store.record(List.copyOf(batch), clock.instant());
+                for (DeliveryStore.Finished f : finished) logFinished(f);
+                return;
+            } catch (RuntimeException e) {
+                log.warn("Delivery lane {} could not record {} result(s), retrying: {}", priority.value(), batch.size(),
+                        e.toString());
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(wait));
+                wait = Math.min(wait * 2, 5_000);
+                if (!running && wait >= 5_000) {
+                    log.warn("Delivery lane {} gives up recording {} result(s) at shutdown; their recipients are sent"
+                            + " again when their lease runs out", priority.value(), batch.size());
+                    return;
+                }
+            }
+        }
+    }
+
+    private void logFinished(DeliveryStore.Finished f) {
+        MDC.put("notification_id", f.notificationId().toString());
+        try {
+            deliveryLog.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", f.notificationId(), f.status(),
+                    f.recipients(), f.accepted(), f.failed());
+        } finally {
+            MDC.remove("notification_id");
+        }
+    }
+}

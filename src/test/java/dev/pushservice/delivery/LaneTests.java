@@ -1,0 +1,374 @@
+package dev.pushservice.delivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.pushservice.templates.CompiledContent;
+import dev.pushservice.templates.Renderer;
+import dev.pushservice.templates.TemplateContent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The lanes on their own: an in-memory {@link DeliveryStore} and a scripted provider whose answers
+ * arrive on another thread, as a provider's do on its Netty I/O threads. What the lanes promise:
+ * their own capacity (a saturated bulk lane never holds up a transactional send), each result
+ * recorded as the right outcome, retries per {@link RetryBackoff}, nothing of a cancelled
+ * notification handed over.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LaneTests {
+
+    private final InMemoryStore store = new InMemoryStore();
+    private final ScriptedProvider provider = new ScriptedProvider();
+    private final Set<UUID> cancelled = ConcurrentHashMap.newKeySet();
+    private final List<Lane> lanes = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        provider.answerAll(new DeliveryResult.Accepted(null));
+        lanes.forEach(l -> l.stop(Duration.ofSeconds(5)));
+        provider.io.shutdownNow();
+    }
+
+    private DeliveryProperties properties(int bulkInFlight, int maxAttempts) {
+        Map<Priority, DeliveryProperties.Lane> budgets = new EnumMap<>(Priority.class);
+        budgets.put(Priority.BULK, new DeliveryProperties.Lane(bulkInFlight));
+        return new DeliveryProperties(100, Duration.ofMillis(50), Duration.ofMinutes(2), maxAttempts,
+                Duration.ofMillis(20), Duration.ofMillis(40), 0, 2, budgets);
+    }
+
+    private Lane lane(Priority priority, DeliveryProperties properties) {
+        Lane lane = new Lane(priority, store, Map.of(Platform.ANDROID, provider), store::blueprint, cancelled::contains,
+                properties, Clock.systemUTC(), new DeliveryMetrics(new SimpleMeterRegistry()));
+        lanes.add(lane);
+        lane.start();
+        return lane;
+    }
+
+    @Test
+    void aSaturatedBulkLaneNeverHoldsUpATransactionalSend() {
+        DeliveryProperties properties = properties(50, 8);
+        UUID bulk = store.notification(Priority.BULK);
+        for (int i = 0; i < 2_000; i++) store.pending(bulk, Priority.BULK, "bulk-" + i);
+        provider.holdTokensStartingWith("bulk-"); // the bulk provider answers nothing: its lane fills up
+        Lane bulkLane = lane(Priority.BULK, properties);
+        Lane transactionalLane = lane(Priority.TRANSACTIONAL, properties);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> bulkLane.inFlight(Platform.ANDROID) == 50);
+        UUID urgent = store.notification(Priority.TRANSACTIONAL);
+        UUID recipient = store.pending(urgent, Priority.TRANSACTIONAL, "urgent-1");
+        transactionalLane.signal();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(recipient) instanceof DeliveryStore.Accepted);
+        assertThat(bulkLane.inFlight(Platform.ANDROID)).as("bulk never takes more than its budget").isEqualTo(50);
+        assertThat(provider.handedOver("bulk-")).isEqualTo(50);
+        assertThat(store.outcomes.stream().filter(o -> o.recipient().notificationId().equals(bulk))).isEmpty();
+
+        provider.answerAll(new DeliveryResult.Accepted("ok"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.countOutcomes(bulk) == 2_000);
+        assertThat(store.outcomes).allMatch(o -> o instanceof DeliveryStore.Accepted);
+        assertThat(provider.maxConcurrent("bulk-")).isLessThanOrEqualTo(50);
+    }
+
+    @Test
+    void eachAnswerBecomesItsOutcome() {
+        UUID n = store.notification(Priority.NORMAL);
+        UUID accepted = store.pending(n, Priority.NORMAL, "accept");
+        UUID invalid = store.pending(n, Priority.NORMAL, "invalid");
+        UUID refused = store.pending(n, Priority.NORMAL, "refused");
+        UUID unconfigured = store.pending(n, Priority.NORMAL, "unconfigured");
+        provider.script("accept", t -> new DeliveryResult.Accepted("id-1"));
+        provider.script("invalid", t -> new DeliveryResult.Rejected("UNREGISTERED", true, null));
+        provider.script("refused", t -> new DeliveryResult.Rejected("INVALID_ARGUMENT: bad payload", false, null));
+        provider.script("unconfigured", t -> new DeliveryResult.Rejected(DeliveryReasons.CREDENTIALS_MISSING, false, null));
+
+        lane(Priority.NORMAL, properties(0, 8));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countOutcomes(n) == 4);
+        assertThat(store.outcome(accepted)).isEqualTo(new DeliveryStore.Accepted(store.claimed(accepted), "id-1"));
+        assertThat(store.outcome(invalid)).isInstanceOfSatisfying(DeliveryStore.Rejected.class,
+                r -> assertThat(r.tokenInvalid()).isTrue());
+        assertThat(store.outcome(refused)).isInstanceOfSatisfying(DeliveryStore.Rejected.class, r -> {
+            assertThat(r.tokenInvalid()).isFalse();
+            assertThat(r.reason()).isEqualTo("INVALID_ARGUMENT: bad payload");
+        });
+        assertThat(store.outcome(unconfigured)).isInstanceOfSatisfying(DeliveryStore.Rejected.class,
+                r -> assertThat(r.reason()).isEqualTo(DeliveryReasons.CREDENTIALS_MISSING));
+        assertThat(provider.sends.get("refused").get()).as("a rejection is never retried").isEqualTo(1);
+    }
+
+    @Test
+    void transientFailuresAreRetriedUntilAcceptedHonouringRetryAfter() {
+        UUID n = store.notification(Priority.HIGH);
+        UUID flaky = store.pending(n, Priority.HIGH, "flaky");
+        AtomicInteger calls = new AtomicInteger();
+        List<Instant> sentAt = new CopyOnWriteArrayList<>();
+        provider.script("flaky", t -> {
+            sentAt.add(Instant.now());
+            return calls.incrementAndGet() < 3
+                    ? new DeliveryResult.Failed("UNAVAILABLE", Duration.ofMillis(300))
+                    : new DeliveryResult.Accepted("finally");
+        });
+
+        lane(Priority.HIGH, properties(0, 8));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(flaky) instanceof DeliveryStore.Accepted);
+        assertThat(store.history(flaky)).hasSize(3).first().isInstanceOf(DeliveryStore.Retry.class);
+        assertThat(Duration.between(sentAt.get(0), sentAt.get(1))).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+        assertThat(store.claimed(flaky).attempts()).isEqualTo(3);
+    }
+
+    @Test
+    void aRecipientThatKeepsFailingIsDeadLetteredAfterTheMaximumAttempts() {
+        UUID n = store.notification(Priority.NORMAL);
+        UUID down = store.pending(n, Priority.NORMAL, "down");
+        provider.script("down", t -> new DeliveryResult.Failed("INTERNAL: HTTP 500", null));
+
+        lane(Priority.NORMAL, properties(0, 3));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(down) instanceof DeliveryStore.DeadLettered);
+        assertThat(provider.sends.get("down").get()).isEqualTo(3);
+        assertThat(((DeliveryStore.DeadLettered) store.outcome(down)).reason())
+                .isEqualTo(RetryBackoff.MAX_ATTEMPTS + ": INTERNAL: HTTP 500");
+    }
+
+    @Test
+    void nothingOfACancelledNotificationIsHandedOver() {
+        UUID n = store.notification(Priority.NORMAL);
+        cancelled.add(n);
+        List<UUID> recipients = new ArrayList<>();
+        for (int i = 0; i < 20; i++) recipients.add(store.pending(n, Priority.NORMAL, "cancel-" + i));
+
+        lane(Priority.NORMAL, properties(0, 8));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countOutcomes(n) == 20);
+        assertThat(recipients).allMatch(r -> store.outcome(r) instanceof DeliveryStore.Cancelled);
+        assertThat(provider.handedOver("cancel-")).isZero();
+    }
+
+    @Test
+    void placeholdersAreRenderedPerRecipient() {
+        UUID n = store.notification(Priority.NORMAL);
+        UUID r = store.pending(n, Priority.NORMAL, "render",
+                new Renderer.Values("ada", Map.of("plan", "pro"), null, null));
+
+        lane(Priority.NORMAL, properties(0, 8));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(r) != null);
+        PushMessage sent = provider.messages.get("render");
+        assertThat(sent.title()).isEqualTo("Hi ada");
+        assertThat(sent.body()).isEqualTo("Your plan: pro");
+        assertThat(sent.priority()).isEqualTo(Priority.NORMAL);
+    }
+
+    // ---- fakes ----
+
+    /** Answers on its own thread, like a provider's Netty I/O thread; holds back what it is told to. */
+    static final class ScriptedProvider implements PushProvider {
+        final ExecutorService io = Executors.newSingleThreadExecutor();
+        final Map<String, Function<String, DeliveryResult>> scripts = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> sends = new ConcurrentHashMap<>();
+        final Map<String, PushMessage> messages = new ConcurrentHashMap<>();
+        final List<Map.Entry<String, CompletableFuture<DeliveryResult>>> held = Collections.synchronizedList(new ArrayList<>());
+        final Map<String, AtomicInteger> concurrent = new ConcurrentHashMap<>();
+        final Map<String, AtomicInteger> maxConcurrent = new ConcurrentHashMap<>();
+        volatile String holdPrefix;
+
+        @Override
+        public Platform platform() {
+            return Platform.ANDROID;
+        }
+
+        void script(String token, Function<String, DeliveryResult> answer) {
+            scripts.put(token, answer);
+        }
+
+        void holdTokensStartingWith(String prefix) {
+            holdPrefix = prefix;
+        }
+
+        void answerAll(DeliveryResult result) {
+            List<Map.Entry<String, CompletableFuture<DeliveryResult>>> now;
+            synchronized (held) {
+                holdPrefix = null;
+                now = new ArrayList<>(held);
+                held.clear();
+            }
+            for (var e : now) complete(e.getKey(), e.getValue(), result);
+        }
+
+        int handedOver(String prefix) {
+            return sends.entrySet().stream().filter(e -> e.getKey().startsWith(prefix))
+                    .mapToInt(e -> e.getValue().get()).sum();
+        }
+
+        int maxConcurrent(String prefix) {
+            AtomicInteger max = maxConcurrent.get(prefix);
+            return max == null ? 0 : max.get();
+        }
+
+        @Override
+        public CompletableFuture<DeliveryResult> send(PushMessage message) {
+            String token = message.token();
+            sends.computeIfAbsent(token, t -> new AtomicInteger()).incrementAndGet();
+            messages.put(token, message);
+            String group = token.contains("-") ? token.substring(0, token.indexOf('-') + 1) : token;
+            int now = concurrent.computeIfAbsent(group, g -> new AtomicInteger()).incrementAndGet();
+            maxConcurrent.computeIfAbsent(group, g -> new AtomicInteger()).accumulateAndGet(now, Math::max);
+            CompletableFuture<DeliveryResult> answer = new CompletableFuture<>();
+            synchronized (held) {
+                String prefix = holdPrefix;
+                if (prefix != null && token.startsWith(prefix)) {
+                    held.add(Map.entry(group, answer));
+                    return answer;
+                }
+            }
+            DeliveryResult result = scripts.getOrDefault(token, t -> new DeliveryResult.Accepted(null)).apply(token);
+            io.execute(() -> complete(group, answer, result));
+            return answer;
+        }
+
+        private void complete(String group, CompletableFuture<DeliveryResult> answer, DeliveryResult result) {
+            concurrent.get(group).decrementAndGet();
+            io.execute(() -> answer.complete(result));
+        }
+    }
+
+    /** Recipients in memory, claimed and recorded the way the real store does it. */
+    static final class InMemoryStore implements DeliveryStore {
+        final Map<UUID, Blueprint> blueprints = new ConcurrentHashMap<>();
+        final Map<UUID, Row> rows = new ConcurrentHashMap<>();
+        final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
+
+        static final class Row {
+            final UUID id;
+            final UUID notification;
+            final Priority lane;
+            final String token;
+            final Renderer.Values values;
+            String state = States.PENDING;
+            Instant due = Instant.EPOCH;
+            int attempts;
+            Claimed claimed;
+
+            Row(UUID id, UUID notification, Priority lane, String token, Renderer.Values values) {
+                this.id = id;
+                this.notification = notification;
+                this.lane = lane;
+                this.token = token;
+                this.values = values;
+            }
+        }
+
+        UUID notification(Priority priority) {
+            UUID id = UUID.randomUUID();
+            CompiledContent content = CompiledContent.compile(
+                    new TemplateContent("Hi {{ external_user_id }}", "Your plan: {{ tags.plan }}", null, null, null),
+                    (field, problem) -> {
+                        throw new AssertionError(field + ": " + problem);
+                    });
+            blueprints.put(id, new Blueprint(id, UUID.randomUUID(), priority, InterruptionLevel.ACTIVE, content, null,
+                    null, null, null, null, null, null, null, null, false, null));
+            return id;
+        }
+
+        UUID pending(UUID notification, Priority lane, String token) {
+            return pending(notification, lane, token, Renderer.Values.NONE);
+        }
+
+        UUID pending(UUID notification, Priority lane, String token, Renderer.Values values) {
+            UUID id = UUID.randomUUID();
+            rows.put(id, new Row(id, notification, lane, token, values));
+            return id;
+        }
+
+        Outcome outcome(UUID recipient) {
+            List<Outcome> h = history(recipient);
+            return h.isEmpty() ? null : h.getLast();
+        }
+
+        List<Outcome> history(UUID recipient) {
+            return outcomes.stream().filter(o -> o.recipient().recipientId().equals(recipient)).toList();
+        }
+
+        Claimed claimed(UUID recipient) {
+            synchronized (this) {
+                return rows.get(recipient).claimed;
+            }
+        }
+
+        long countOutcomes(UUID notification) {
+            return outcomes.stream().filter(o -> o.recipient().notificationId().equals(notification))
+                    .filter(o -> !(o instanceof Retry)).count();
+        }
+
+        @Override
+        public synchronized List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+            List<Claimed> claimed = new ArrayList<>();
+            for (Row row : rows.values()) {
+                if (claimed.size() >= limit) break;
+                if (row.lane != lane || platform != Platform.ANDROID) continue;
+                boolean due = !row.due.isAfter(now);
+                if (!due || !(row.state.equals(States.PENDING) || row.state.equals(States.SENDING))) continue;
+                row.state = States.SENDING;
+                row.due = now.plus(lease);
+                row.attempts++;
+                row.claimed = new Claimed(row.id, row.notification, blueprints.get(row.notification).appId(),
+                        UUID.randomUUID(), Platform.ANDROID, row.token, row.attempts, row.values);
+                claimed.add(row.claimed);
+            }
+            return claimed;
+        }
+
+        @Override
+        public Optional<Blueprint> blueprint(UUID notificationId) {
+            return Optional.ofNullable(blueprints.get(notificationId));
+        }
+
+        @Override
+        public synchronized List<Finished> record(List<Outcome> batch, Instant now) {
+            for (Outcome o : batch) {
+                Row row = rows.get(o.recipient().recipientId());
+                switch (o) {
+                    case Retry r -> {
+                        row.state = States.PENDING;
+                        row.due = r.at();
+                    }
+                    case Accepted a -> row.state = States.ACCEPTED;
+                    case Rejected r -> row.state = States.REJECTED;
+                    case DeadLettered d -> row.state = States.FAILED;
+                    case Cancelled c -> row.state = States.CANCELLED;
+                }
+                outcomes.add(o);
+            }
+            return List.of();
+        }
+
+        @Override
+        public QueueStats stats(Priority lane, Instant now) {
+            return QueueStats.EMPTY;
+        }
+    }
+}

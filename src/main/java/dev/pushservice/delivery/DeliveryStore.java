@@ -14,11 +14,12 @@ import java.util.UUID;
  * (never from a Netty I/O thread), and set-based: one statement per chunk, never one per recipient.
  *
  * <p>Recipient states as the engine drives them: {@code pending} (due at its next attempt time) →
- * claimed ({@code sending}, leased for {@code lease}) → {@code accepted}, {@code rejected},
- * {@code failed} (permanent, or dead-lettered after retries), {@code cancelled}, or back to
- * {@code pending} with a later attempt time after a transient failure. A claim whose lease ran out
- * (its instance died before recording a result) is claimed again: only those recipients can receive a
- * notification twice.
+ * claimed ({@code sending}, leased until {@code now + lease}) → {@code accepted},
+ * {@code invalid_token} (the device is invalidated), {@code failed} (a permanent rejection, or
+ * transient failures until the maximum attempts: then also dead-lettered), {@code expired} (the TTL
+ * ran out before a retry), {@code cancelled} (never handed over), or back to {@code pending} with a
+ * later attempt time after a transient failure. A claim whose lease ran out (its instance died before
+ * recording a result) is claimed again: only those recipients can receive a notification twice.
  */
 public interface DeliveryStore {
 
@@ -55,12 +56,12 @@ public interface DeliveryStore {
      * @param values what this recipient's placeholders read
      * @param token the provider token; never logged
      */
-    record Claimed(UUID recipientId, UUID notificationId, UUID appId, UUID deviceId, Platform platform,
+    record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
                    String token, int attempts, Renderer.Values values) {
 
         @Override
         public String toString() {
-            return "Claimed[recipient=" + recipientId + ", notification=" + notificationId + ", device=" + deviceId
+            return "Claimed[notification=" + notificationId + ", device=" + deviceId
                     + ", platform=" + platform + ", attempts=" + attempts + "]";
         }
     }
@@ -75,8 +76,9 @@ public interface DeliveryStore {
         public static final String PENDING = "pending";
         public static final String SENDING = "sending";
         public static final String ACCEPTED = "accepted";
-        public static final String REJECTED = "rejected";
+        public static final String INVALID_TOKEN = "invalid_token";
         public static final String FAILED = "failed";
+        public static final String EXPIRED = "expired";
         public static final String CANCELLED = "cancelled";
 
         private States() {
@@ -95,8 +97,16 @@ public interface DeliveryStore {
     record Retry(Claimed recipient, String reason, Instant at) implements Outcome {
     }
 
-    /** Failed transiently and given up ({@link RetryBackoff.GiveUp}): failed and dead-lettered. */
-    record DeadLettered(Claimed recipient, String reason) implements Outcome {
+    /**
+     * Failed transiently ({@code reason}) and given up ({@code why}, a {@link RetryBackoff.GiveUp}
+     * reason): after {@link RetryBackoff#MAX_ATTEMPTS} failed and dead-lettered, after
+     * {@link RetryBackoff#EXPIRED} expired.
+     */
+    record GaveUp(Claimed recipient, String reason, String why) implements Outcome {
+
+        public boolean expired() {
+            return RetryBackoff.EXPIRED.equals(why);
+        }
     }
 
     /** Never handed to a provider because its notification was cancelled (or is gone). */

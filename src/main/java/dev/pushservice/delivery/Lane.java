@@ -290,7 +290,8 @@ final class Lane {
                     case RetryBackoff.Retry retry -> finish(recipient,
                             new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", DeliveryReasons.code(reason));
                     case RetryBackoff.GiveUp giveUp -> finish(recipient,
-                            new DeliveryStore.DeadLettered(recipient, giveUp.reason() + ": " + reason), "dead_lettered",
+                            new DeliveryStore.GaveUp(recipient, reason, giveUp.reason()),
+                            giveUp.reason().equals(RetryBackoff.EXPIRED) ? "expired" : "dead_lettered",
                             DeliveryReasons.code(reason));
                 }
             }

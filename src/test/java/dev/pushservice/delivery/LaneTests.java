@@ -148,10 +148,10 @@ class LaneTests {
 
         lane(Priority.NORMAL, properties(0, 3));
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(down) instanceof DeliveryStore.DeadLettered);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(down) instanceof DeliveryStore.GaveUp);
         assertThat(provider.sends.get("down").get()).isEqualTo(3);
-        assertThat(((DeliveryStore.DeadLettered) store.outcome(down)).reason())
-                .isEqualTo(RetryBackoff.MAX_ATTEMPTS + ": INTERNAL: HTTP 500");
+        assertThat(store.outcome(down)).isEqualTo(
+                new DeliveryStore.GaveUp(store.claimed(down), "INTERNAL: HTTP 500", RetryBackoff.MAX_ATTEMPTS));
     }
 
     @Test
@@ -310,7 +310,11 @@ class LaneTests {
         }
 
         List<Outcome> history(UUID recipient) {
-            return outcomes.stream().filter(o -> o.recipient().recipientId().equals(recipient)).toList();
+            return outcomes.stream().filter(o -> key(o.recipient()).equals(recipient)).toList();
+        }
+
+        static UUID key(Claimed c) {
+            return c.deviceId();
         }
 
         Claimed claimed(UUID recipient) {
@@ -335,8 +339,8 @@ class LaneTests {
                 row.state = States.SENDING;
                 row.due = now.plus(lease);
                 row.attempts++;
-                row.claimed = new Claimed(row.id, row.notification, blueprints.get(row.notification).appId(),
-                        UUID.randomUUID(), Platform.ANDROID, row.token, row.attempts, row.values);
+                row.claimed = new Claimed(row.notification, blueprints.get(row.notification).appId(),
+                        row.id, Platform.ANDROID, row.token, row.attempts, row.values);
                 claimed.add(row.claimed);
             }
             return claimed;
@@ -350,15 +354,15 @@ class LaneTests {
         @Override
         public synchronized List<Finished> record(List<Outcome> batch, Instant now) {
             for (Outcome o : batch) {
-                Row row = rows.get(o.recipient().recipientId());
+                Row row = rows.get(key(o.recipient()));
                 switch (o) {
                     case Retry r -> {
                         row.state = States.PENDING;
                         row.due = r.at();
                     }
                     case Accepted a -> row.state = States.ACCEPTED;
-                    case Rejected r -> row.state = States.REJECTED;
-                    case DeadLettered d -> row.state = States.FAILED;
+                    case Rejected r -> row.state = r.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED;
+                    case GaveUp g -> row.state = g.expired() ? States.EXPIRED : States.FAILED;
                     case Cancelled c -> row.state = States.CANCELLED;
                 }
                 outcomes.add(o);

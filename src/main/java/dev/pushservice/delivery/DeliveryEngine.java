@@ -2,7 +2,6 @@ package dev.pushservice.delivery;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.pushservice.platform.config.PushProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -54,7 +53,9 @@ public class DeliveryEngine implements SmartLifecycle {
     private final DeliveryMetrics metrics;
     private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
             .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
-    private volatile LoadingCache<UUID, Optional<Blueprint>> blueprints;
+    private final Cache<UUID, Optional<Blueprint>> blueprints = Caffeine.newBuilder()
+            .maximumSize(10_000).expireAfterAccess(Duration.ofMinutes(10)).build();
+    private volatile DeliveryStore store;
     private final Map<Priority, Lane> lanes = new EnumMap<>(Priority.class);
     private volatile boolean running;
 
@@ -122,10 +123,10 @@ public class DeliveryEngine implements SmartLifecycle {
             if (worker) log.info("No delivery store: the delivery engine does not run");
             return;
         }
-        blueprints = Caffeine.newBuilder().maximumSize(10_000).expireAfterAccess(Duration.ofMinutes(10))
-                .build(store::blueprint);
+        this.store = store;
         for (Priority p : Priority.values()) {
-            Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, providers, id -> blueprints.get(id),
+            Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, providers,
+                    c -> blueprints.get(c.notificationId(), id -> this.store.blueprint(c.appId(), id)),
                     id -> cancelled.getIfPresent(id) != null, properties, clock, metrics));
             lane.start();
         }

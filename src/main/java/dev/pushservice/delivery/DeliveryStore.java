@@ -33,18 +33,17 @@ public interface DeliveryStore {
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease);
 
     /** What every recipient of a notification is sent, or empty when the notification is gone. */
-    Optional<Blueprint> blueprint(UUID notificationId);
+    Optional<Blueprint> blueprint(UUID appId, UUID notificationId);
 
     /**
      * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
      * states, devices invalidated by their provider (through the devices feature), dead letters, and
      * for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING} every other pending
-     * recipient of that notification and platform. Then moves every notification whose recipients are
-     * now all terminal to its terminal state, writing its lifecycle fact in the same transaction.
-     *
-     * @return the notifications that became terminal
+     * recipient of that notification and platform. After the commit, moves every notification whose
+     * recipients are now all terminal to its terminal state (with its lifecycle fact and its log line,
+     * in the owner's transaction).
      */
-    List<Finished> record(List<Outcome> outcomes, Instant now);
+    void record(List<Outcome> outcomes, Instant now);
 
     /** How much due work waits in {@code lane} (for metrics; may be approximate for very long queues). */
     QueueStats stats(Priority lane, Instant now);
@@ -111,10 +110,6 @@ public interface DeliveryStore {
 
     /** Never handed to a provider because its notification was cancelled (or is gone). */
     record Cancelled(Claimed recipient) implements Outcome {
-    }
-
-    /** A notification that became terminal, with its exact counts. */
-    record Finished(UUID notificationId, UUID appId, String status, long recipients, long accepted, long failed) {
     }
 
     /**

@@ -23,7 +23,6 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * One priority lane with its own capacity: a claimer thread, a recorder thread, a few sender
@@ -47,7 +46,6 @@ import org.slf4j.MDC;
 final class Lane {
 
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
-    private static final Logger deliveryLog = LoggerFactory.getLogger("dev.pushservice.delivery.DeliveryLog");
     private static final int SLICE = 50;
     private static final Duration LINGER = Duration.ofMillis(5);
     private static final Duration STATS_EVERY = Duration.ofSeconds(5);
@@ -56,7 +54,7 @@ final class Lane {
     private final Priority priority;
     private final DeliveryStore store;
     private final Map<Platform, PushProvider> providers;
-    private final Function<UUID, Optional<Blueprint>> blueprints;
+    private final Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints;
     private final Predicate<UUID> cancelled;
     private final DeliveryProperties properties;
     private final RetryBackoff backoff;
@@ -76,7 +74,7 @@ final class Lane {
     private volatile boolean recorderIdle;
 
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
-         Function<UUID, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
+         Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
          Clock clock, DeliveryMetrics metrics) {
         this.priority = priority;
         this.store = store;
@@ -215,7 +213,9 @@ final class Lane {
         // blueprints are loaded here, on the claimer (a database thread), so senders never touch the database
         Map<UUID, Optional<Blueprint>> byNotification = new HashMap<>();
         try {
-            for (DeliveryStore.Claimed c : batch) byNotification.computeIfAbsent(c.notificationId(), blueprints);
+            for (DeliveryStore.Claimed c : batch) {
+                if (!byNotification.containsKey(c.notificationId())) byNotification.put(c.notificationId(), blueprints.apply(c));
+            }
         } catch (RuntimeException e) {
             budgets.get(batch.getFirst().platform()).release(batch.size());
             throw e; // the claimed recipients are claimed again when their lease runs out
@@ -345,8 +345,7 @@ final class Lane {
         long wait = 100;
         while (true) {
             try {
-                List<DeliveryStore.Finished> finished = store.record(List.copyOf(batch), clock.instant());
-                for (DeliveryStore.Finished f : finished) logFinished(f);
+                store.record(List.copyOf(batch), clock.instant());
                 return;
             } catch (RuntimeException e) {
                 log.warn("Delivery lane {} could not record {} result(s), retrying: {}", priority.value(), batch.size(),
@@ -362,13 +361,4 @@ final class Lane {
         }
     }
 
-    private void logFinished(DeliveryStore.Finished f) {
-        MDC.put("notification_id", f.notificationId().toString());
-        try {
-            deliveryLog.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", f.notificationId(), f.status(),
-                    f.recipients(), f.accepted(), f.failed());
-        } finally {
-            MDC.remove("notification_id");
-        }
-    }
 }

@@ -60,7 +60,8 @@ class LaneTests {
     }
 
     private Lane lane(Priority priority, DeliveryProperties properties) {
-        Lane lane = new Lane(priority, store, Map.of(Platform.ANDROID, provider), store::blueprint, cancelled::contains,
+        Lane lane = new Lane(priority, store, Map.of(Platform.ANDROID, provider),
+                c -> store.blueprint(c.appId(), c.notificationId()), cancelled::contains,
                 properties, Clock.systemUTC(), new DeliveryMetrics(new SimpleMeterRegistry()));
         lanes.add(lane);
         lane.start();
@@ -347,12 +348,12 @@ class LaneTests {
         }
 
         @Override
-        public Optional<Blueprint> blueprint(UUID notificationId) {
+        public Optional<Blueprint> blueprint(UUID appId, UUID notificationId) {
             return Optional.ofNullable(blueprints.get(notificationId));
         }
 
         @Override
-        public synchronized List<Finished> record(List<Outcome> batch, Instant now) {
+        public synchronized void record(List<Outcome> batch, Instant now) {
             for (Outcome o : batch) {
                 Row row = rows.get(key(o.recipient()));
                 switch (o) {
@@ -367,7 +368,6 @@ class LaneTests {
                 }
                 outcomes.add(o);
             }
-            return List.of();
         }
 
         @Override

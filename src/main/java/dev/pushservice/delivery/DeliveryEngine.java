@@ -24,7 +24,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * Delivers due recipients through the providers, one {@link Lane} per {@link Priority}, each with
  * its own capacity: its own threads, its own in-flight budget per provider, its own connections in
- * the delivery pool ({@link DeliveryDatabase}). A bulk fan-out to hundreds of thousands of devices
+ * the delivery pool ({@link dev.pushservice.platform.db.DeliveryDatabase}). A bulk fan-out to hundreds of thousands of devices
  * can fill the bulk lane completely and a transactional send still finds a free claimer, a free
  * sender, free in-flight slots and a free connection. The budgets of all lanes for one provider add
  * up to less than the provider's own in-flight limit (900 of 1,000 by default), so no lane ever
@@ -58,6 +58,7 @@ public class DeliveryEngine implements SmartLifecycle {
     private volatile DeliveryStore store;
     private final Map<Priority, Lane> lanes = new EnumMap<>(Priority.class);
     private volatile boolean running;
+    private volatile boolean paused;
 
     DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, List<PushProvider> providers,
                    PushProperties push, Clock clock, MeterRegistry registry) {
@@ -109,6 +110,21 @@ public class DeliveryEngine implements SmartLifecycle {
         cancelled.put(notificationId, Boolean.TRUE);
     }
 
+    /**
+     * Stops claiming work in this instance (maintenance, tests of what precedes delivery): recipients
+     * stay {@code pending}; what was claimed already is still sent and recorded. Other instances go on.
+     */
+    public void pause() {
+        paused = true;
+        lanes.values().forEach(l -> l.paused(true));
+    }
+
+    /** Claims work again after {@link #pause()}. */
+    public void resume() {
+        paused = false;
+        lanes.values().forEach(l -> l.paused(false));
+    }
+
     /** Messages of {@code lane} handed to {@code platform}'s provider and not yet answered. */
     public int inFlight(Priority lane, Platform platform) {
         Lane l = lanes.get(lane);
@@ -128,6 +144,7 @@ public class DeliveryEngine implements SmartLifecycle {
             Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, providers,
                     c -> blueprints.get(c.notificationId(), id -> this.store.blueprint(c.appId(), id)),
                     id -> cancelled.getIfPresent(id) != null, properties, clock, metrics));
+            lane.paused(paused);
             lane.start();
         }
         running = true;

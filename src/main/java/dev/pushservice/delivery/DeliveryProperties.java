@@ -17,8 +17,6 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxAttempts sends per recipient at most, the first one included ({@code PUSH_DELIVERY_MAX_ATTEMPTS}, 8)
  * @param initialBackoff ceiling of the wait after the first transient failure ({@code PUSH_DELIVERY_INITIAL_BACKOFF}, 1s)
  * @param maxBackoff ceiling of any wait between two attempts ({@code PUSH_DELIVERY_MAX_BACKOFF}, 5m)
- * @param dbPoolSize connections of the delivery pool, separate from the API's ({@code PUSH_DELIVERY_DB_POOL_SIZE});
- *                   at least two per lane plus one, so no lane ever waits for a connection another lane holds
  * @param senderThreads threads per lane that render and hand messages to providers ({@code PUSH_DELIVERY_SENDER_THREADS}, 2)
  * @param lanes per lane: messages handed to a provider and not yet answered, per platform
  */
@@ -30,7 +28,6 @@ public record DeliveryProperties(
         int maxAttempts,
         Duration initialBackoff,
         Duration maxBackoff,
-        int dbPoolSize,
         int senderThreads,
         Map<Priority, Lane> lanes) {
 
@@ -47,12 +44,6 @@ public record DeliveryProperties(
         if (maxBackoff == null || maxBackoff.compareTo(initialBackoff) < 0) {
             maxBackoff = initialBackoff.compareTo(Duration.ofMinutes(5)) > 0 ? initialBackoff : Duration.ofMinutes(5);
         }
-        int minimumPool = 2 * Priority.values().length + 1;
-        if (dbPoolSize <= 0) dbPoolSize = minimumPool;
-        if (dbPoolSize < minimumPool) {
-            throw new IllegalArgumentException("PUSH_DELIVERY_DB_POOL_SIZE must be at least " + minimumPool
-                    + " (two connections per lane plus one)");
-        }
         if (senderThreads <= 0) senderThreads = 2;
         Map<Priority, Lane> complete = new EnumMap<>(Priority.class);
         for (Priority p : Priority.values()) {
@@ -64,7 +55,7 @@ public record DeliveryProperties(
 
     /** Defaults everywhere (tests and tools). */
     public static DeliveryProperties defaults() {
-        return new DeliveryProperties(0, null, null, 0, null, null, 0, 0, null);
+        return new DeliveryProperties(0, null, null, 0, null, null, 0, null);
     }
 
     public RetryBackoff backoff() {

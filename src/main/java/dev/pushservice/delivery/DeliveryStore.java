@@ -10,7 +10,7 @@ import java.util.UUID;
 /**
  * The durable side of delivery, as the {@link DeliveryEngine} sees it: the feature that owns
  * notifications and their recipients implements it over its tables. Every method is one short
- * transaction on the delivery pool ({@link DeliveryDatabase}), called from the engine's lane threads
+ * transaction on the delivery pool ({@link dev.pushservice.platform.db.DeliveryDatabase}), called from the engine's lane threads
  * (never from a Netty I/O thread), and set-based: one statement per chunk, never one per recipient.
  *
  * <p>Recipient states as the engine drives them: {@code pending} (due at its next attempt time) →

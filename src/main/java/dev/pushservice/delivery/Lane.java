@@ -71,6 +71,7 @@ final class Lane {
     private volatile Thread recorder;
     private volatile boolean running;
     private volatile boolean waitingForBudget;
+    private volatile boolean paused;
     private volatile boolean recorderIdle;
 
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
@@ -117,6 +118,12 @@ final class Lane {
     void signal() {
         Thread t = claimer;
         if (t != null) LockSupport.unpark(t);
+    }
+
+    /** Stops or resumes claiming; what was claimed already is still sent and recorded. */
+    void paused(boolean paused) {
+        this.paused = paused;
+        if (!paused) signal();
     }
 
     /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
@@ -167,6 +174,10 @@ final class Lane {
     private void claimLoop() {
         long nextStats = 0;
         while (running) {
+            if (paused) {
+                LockSupport.parkNanos(properties.pollInterval().toNanos());
+                continue;
+            }
             boolean more = false;
             boolean blocked = false;
             try {

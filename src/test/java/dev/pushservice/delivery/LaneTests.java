@@ -56,7 +56,7 @@ class LaneTests {
         Map<Priority, DeliveryProperties.Lane> budgets = new EnumMap<>(Priority.class);
         budgets.put(Priority.BULK, new DeliveryProperties.Lane(bulkInFlight));
         return new DeliveryProperties(100, Duration.ofMillis(50), Duration.ofMinutes(2), maxAttempts,
-                Duration.ofMillis(20), Duration.ofMillis(40), 0, 2, budgets);
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, budgets);
     }
 
     private Lane lane(Priority priority, DeliveryProperties properties) {

@@ -74,6 +74,7 @@ class RetryBackoffTests {
         assertThat(defaults.backoff()).isEqualTo(new RetryBackoff(8, Duration.ofSeconds(1), Duration.ofMinutes(5)));
         int perPlatform = defaults.lanes().values().stream().mapToInt(DeliveryProperties.Lane::inFlight).sum();
         assertThat(perPlatform).as("lane budgets stay below a provider's default in-flight limit").isLessThan(1000);
-        assertThat(defaults.dbPoolSize()).isEqualTo(2 * Priority.values().length + 1);
+        assertThat(dev.pushservice.platform.config.PushProperties.Database.MIN_DELIVERY_POOL)
+                .isEqualTo(2 * Priority.values().length + 1);
     }
 }

@@ -42,7 +42,7 @@ public record PushProperties(
         }
         if (maxRequestBytes <= 0) maxRequestBytes = 1024 * 1024;
         if (rateLimit == null) rateLimit = new RateLimit(0, 0, 0, 0);
-        if (database == null) database = new Database(0, null, null);
+        if (database == null) database = new Database(0, null, null, 0);
         if (defaultActiveDeviceLimit < 0) throw new IllegalArgumentException("PUSH_DEFAULT_ACTIVE_DEVICE_LIMIT must be >= 0");
     }
 
@@ -80,10 +80,21 @@ public record PushProperties(
      * @param connectionTimeout how long a request waits for a connection
      * @param startupWait how long start-up keeps retrying an unreachable database before giving up
      *                    (long for the service, which may start before its database; short for the admin CLI)
+     * @param deliveryPoolSize connections of the delivery engine's own pool ({@code PUSH_DELIVERY_DB_POOL_SIZE}):
+     *                         two per priority lane plus one, at least
      */
-    public record Database(int poolSize, Duration connectionTimeout, Duration startupWait) {
+    public record Database(int poolSize, Duration connectionTimeout, Duration startupWait, int deliveryPoolSize) {
+
+        /** Each of the four lanes does its database work on two threads; one more for the rest. */
+        public static final int MIN_DELIVERY_POOL = 9;
+
         public Database {
             if (poolSize <= 0) poolSize = 10;
+            if (deliveryPoolSize <= 0) deliveryPoolSize = MIN_DELIVERY_POOL;
+            if (deliveryPoolSize < MIN_DELIVERY_POOL) {
+                throw new IllegalArgumentException("PUSH_DELIVERY_DB_POOL_SIZE must be at least " + MIN_DELIVERY_POOL
+                        + " (two connections per priority lane plus one)");
+            }
             if (connectionTimeout == null) connectionTimeout = Duration.ofSeconds(5);
             if (startupWait == null) startupWait = Duration.ofSeconds(30);
         }

@@ -60,6 +60,31 @@ public final class JobRunner implements SmartLifecycle, DbSchedulerStarter, Disp
         start();
     }
 
+    /**
+     * Makes this instance's scheduler look for due executions right after the current transaction
+     * commits (at once without one), instead of at its next poll: work enqueued for "now" (an
+     * immediate notification's fan-out) starts within milliseconds. A no-op where this instance does
+     * not run the worker role; other workers find the work at their next poll.
+     */
+    public void checkForDueWorkAfterCommit() {
+        if (org.springframework.transaction.support.TransactionSynchronizationManager.isSynchronizationActive()) {
+            org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
+                    new org.springframework.transaction.support.TransactionSynchronization() {
+                        @Override
+                        public void afterCommit() {
+                            checkForDueWork();
+                        }
+                    });
+        } else {
+            checkForDueWork();
+        }
+    }
+
+    private void checkForDueWork() {
+        Scheduler current = scheduler;
+        if (current != null) current.triggerCheckForDueExecutions();
+    }
+
     @Override
     public synchronized void start() {
         if (running) return;

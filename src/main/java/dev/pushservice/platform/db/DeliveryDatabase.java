@@ -1,7 +1,8 @@
-package dev.pushservice.delivery;
+package dev.pushservice.platform.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pushservice.platform.config.PushProperties;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -9,8 +10,9 @@ import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The delivery engine's own connection pool ({@code push-delivery}), beside the API's
- * ({@code push-db}), on the same database and credentials.
+ * The delivery engine's own connection pool ({@code push-delivery}, {@code PUSH_DELIVERY_DB_POOL_SIZE}
+ * connections), beside the API's ({@code push-db}), on the same database and credentials. Delivery's
+ * repositories run their SQL through {@link #jdbc()} and {@link #transactions()}.
  *
  * <p>Why a second pool and not admission permits on the one pool: the two then cannot starve each
  * other by construction. A burst of API requests cannot take the connections a transactional send
@@ -30,13 +32,13 @@ public class DeliveryDatabase implements DisposableBean {
     private final JdbcClient jdbc;
     private final TransactionTemplate transactions;
 
-    DeliveryDatabase(HikariDataSource apiPool, DeliveryProperties properties) {
+    DeliveryDatabase(HikariDataSource apiPool, PushProperties properties) {
         HikariConfig config = new HikariConfig();
         config.setPoolName("push-delivery");
         config.setJdbcUrl(apiPool.getJdbcUrl());
         if (apiPool.getUsername() != null) config.setUsername(apiPool.getUsername());
         if (apiPool.getPassword() != null) config.setPassword(apiPool.getPassword());
-        config.setMaximumPoolSize(properties.dbPoolSize());
+        config.setMaximumPoolSize(properties.database().deliveryPoolSize());
         config.setMinimumIdle(0);
         config.setIdleTimeout(60_000);
         config.setConnectionTimeout(apiPool.getConnectionTimeout());

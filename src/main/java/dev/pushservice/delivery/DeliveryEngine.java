@@ -3,6 +3,7 @@ package dev.pushservice.delivery;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pushservice.platform.config.PushProperties;
+import dev.pushservice.platform.config.Role;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -65,7 +66,7 @@ public class DeliveryEngine implements SmartLifecycle {
         this.properties = properties;
         this.stores = stores;
         this.providers = byPlatform(providers);
-        this.worker = push.hasRole("worker");
+        this.worker = push.hasRole(Role.WORKER);
         this.clock = clock;
         this.metrics = new DeliveryMetrics(registry);
     }

@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Platform;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pushservice.platform.config.PushProperties;
@@ -61,7 +62,7 @@ public class DeliveryEngine implements SmartLifecycle {
     private volatile boolean running;
     private volatile boolean paused;
 
-    DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, List<PushProvider> providers,
+    DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, PushProviders providers,
                    PushProperties push, Clock clock, MeterRegistry registry) {
         this.properties = properties;
         this.stores = stores;
@@ -71,11 +72,14 @@ public class DeliveryEngine implements SmartLifecycle {
         this.metrics = new DeliveryMetrics(registry);
     }
 
-    private static Map<Platform, PushProvider> byPlatform(List<PushProvider> providers) {
+    private static Map<Platform, PushProvider> byPlatform(PushProviders providers) {
         Map<Platform, PushProvider> map = new EnumMap<>(Platform.class);
-        for (PushProvider p : providers) {
-            PushProvider previous = map.put(p.platform(), p);
-            if (previous != null) throw new IllegalStateException("two providers for " + p.platform().value());
+        for (Platform p : Platform.values()) {
+            try {
+                map.put(p, providers.forPlatform(p));
+            } catch (IllegalStateException none) {
+                // this instance cannot deliver to p: its recipients fail with no_provider
+            }
         }
         return Map.copyOf(map);
     }

@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Platform;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -49,7 +50,6 @@ final class Lane {
     private static final int SLICE = 50;
     private static final Duration LINGER = Duration.ofMillis(5);
     private static final Duration STATS_EVERY = Duration.ofSeconds(5);
-    private static final int MAX_ERROR = 500;
 
     private final Priority priority;
     private final DeliveryStore store;
@@ -260,9 +260,10 @@ final class Lane {
             try {
                 message = blueprint.get().message(recipient, clock.instant());
             } catch (RuntimeException e) {
-                String reason = DeliveryReasons.RENDER_FAILED + ": " + e.getClass().getSimpleName();
-                finish(recipient, new DeliveryStore.Rejected(recipient, reason, false, null), "rejected",
-                        DeliveryReasons.RENDER_FAILED);
+                log.warn("Notification {}: the message for device {} could not be built: {}", recipient.notificationId(),
+                        recipient.deviceId(), e.getClass().getSimpleName());
+                finish(recipient, new DeliveryStore.Rejected(recipient, DeliveryReasons.RENDER_FAILED, false, null),
+                        "rejected", DeliveryReasons.RENDER_FAILED);
                 continue;
             }
             Instant expiresAt = blueprint.get().expiresAt();
@@ -277,9 +278,12 @@ final class Lane {
             // runs on a Netty I/O thread (or here, if already answered): decide, queue, release; never block
             answer.whenComplete((result, error) -> {
                 metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
-                onAnswer(recipient, error != null
-                        ? new DeliveryResult.Failed(DeliveryReasons.PROVIDER_ERROR + ": " + error.getClass().getSimpleName(), null)
-                        : result, expiresAt);
+                if (error != null) {
+                    // a broken provider contract: retried like a transient failure, never dropped
+                    onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, expiresAt);
+                } else {
+                    onAnswer(recipient, result, expiresAt);
+                }
             });
         }
     }
@@ -289,23 +293,22 @@ final class Lane {
             case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
                     "accepted", "accepted");
             case DeliveryResult.Rejected r -> {
-                boolean noCredentials = DeliveryReasons.credentialsMissing(r.reason());
-                String reason = noCredentials ? DeliveryReasons.CREDENTIALS_MISSING : truncate(r.reason());
-                finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid() && !noCredentials,
-                        r.invalidatedAt()), "rejected", DeliveryReasons.code(reason));
+                String reason = r.reason().code();
+                finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid(), r.invalidatedAt()),
+                        "rejected", reason);
             }
-            case DeliveryResult.Failed f -> {
-                String reason = truncate(f.reason());
-                RetryBackoff.Decision decision = backoff.after(recipient.attempts(), f.retryAfter(), clock.instant(), expiresAt);
-                switch (decision) {
-                    case RetryBackoff.Retry retry -> finish(recipient,
-                            new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", DeliveryReasons.code(reason));
-                    case RetryBackoff.GiveUp giveUp -> finish(recipient,
-                            new DeliveryStore.GaveUp(recipient, reason, giveUp.reason()),
-                            giveUp.reason().equals(RetryBackoff.EXPIRED) ? "expired" : "dead_lettered",
-                            DeliveryReasons.code(reason));
-                }
-            }
+            case DeliveryResult.Failed f -> onFailure(recipient, f.reason().code(), f.retryAfter(), expiresAt);
+        }
+    }
+
+    private void onFailure(DeliveryStore.Claimed recipient, String reason, java.time.Duration retryAfter, Instant expiresAt) {
+        RetryBackoff.Decision decision = backoff.after(recipient.attempts(), retryAfter, clock.instant(), expiresAt);
+        switch (decision) {
+            case RetryBackoff.Retry retry -> finish(recipient,
+                    new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", reason);
+            case RetryBackoff.GiveUp giveUp -> finish(recipient,
+                    new DeliveryStore.GaveUp(recipient, reason, giveUp.reason()),
+                    giveUp.reason().equals(RetryBackoff.EXPIRED) ? "expired" : "dead_lettered", reason);
         }
     }
 
@@ -324,10 +327,6 @@ final class Lane {
         }
     }
 
-    private static String truncate(String reason) {
-        if (reason == null) return DeliveryReasons.PROVIDER_ERROR;
-        return reason.length() <= MAX_ERROR ? reason : reason.substring(0, MAX_ERROR - 1) + "…";
-    }
 
     // ---- recording -----------------------------------------------------------------------------
 

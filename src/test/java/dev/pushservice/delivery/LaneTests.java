@@ -3,6 +3,7 @@ package dev.pushservice.delivery;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.Renderer;
 import dev.pushservice.templates.TemplateContent;
@@ -101,9 +102,9 @@ class LaneTests {
         UUID refused = store.pending(n, Priority.NORMAL, "refused");
         UUID unconfigured = store.pending(n, Priority.NORMAL, "unconfigured");
         provider.script("accept", t -> new DeliveryResult.Accepted("id-1"));
-        provider.script("invalid", t -> new DeliveryResult.Rejected("UNREGISTERED", true, null));
-        provider.script("refused", t -> new DeliveryResult.Rejected("INVALID_ARGUMENT: bad payload", false, null));
-        provider.script("unconfigured", t -> new DeliveryResult.Rejected(DeliveryReasons.CREDENTIALS_MISSING, false, null));
+        provider.script("invalid", t -> new DeliveryResult.Rejected(ReasonCode.TOKEN_UNREGISTERED, "UNREGISTERED"));
+        provider.script("refused", t -> new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID, "INVALID_ARGUMENT: bad payload"));
+        provider.script("unconfigured", t -> new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_MISSING, null));
 
         lane(Priority.NORMAL, properties(0, 8));
 
@@ -113,7 +114,7 @@ class LaneTests {
                 r -> assertThat(r.tokenInvalid()).isTrue());
         assertThat(store.outcome(refused)).isInstanceOfSatisfying(DeliveryStore.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isFalse();
-            assertThat(r.reason()).isEqualTo("INVALID_ARGUMENT: bad payload");
+            assertThat(r.reason()).isEqualTo("payload_invalid");
         });
         assertThat(store.outcome(unconfigured)).isInstanceOfSatisfying(DeliveryStore.Rejected.class,
                 r -> assertThat(r.reason()).isEqualTo(DeliveryReasons.CREDENTIALS_MISSING));
@@ -129,7 +130,7 @@ class LaneTests {
         provider.script("flaky", t -> {
             sentAt.add(Instant.now());
             return calls.incrementAndGet() < 3
-                    ? new DeliveryResult.Failed("UNAVAILABLE", Duration.ofMillis(300))
+                    ? new DeliveryResult.Failed(ReasonCode.PROVIDER_UNAVAILABLE, "UNAVAILABLE", Duration.ofMillis(300))
                     : new DeliveryResult.Accepted("finally");
         });
 
@@ -145,14 +146,14 @@ class LaneTests {
     void aRecipientThatKeepsFailingIsDeadLetteredAfterTheMaximumAttempts() {
         UUID n = store.notification(Priority.NORMAL);
         UUID down = store.pending(n, Priority.NORMAL, "down");
-        provider.script("down", t -> new DeliveryResult.Failed("INTERNAL: HTTP 500", null));
+        provider.script("down", t -> new DeliveryResult.Failed(ReasonCode.PROVIDER_UNAVAILABLE, "INTERNAL: HTTP 500"));
 
         lane(Priority.NORMAL, properties(0, 3));
 
         await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(down) instanceof DeliveryStore.GaveUp);
         assertThat(provider.sends.get("down").get()).isEqualTo(3);
         assertThat(store.outcome(down)).isEqualTo(
-                new DeliveryStore.GaveUp(store.claimed(down), "INTERNAL: HTTP 500", RetryBackoff.MAX_ATTEMPTS));
+                new DeliveryStore.GaveUp(store.claimed(down), "provider_unavailable", RetryBackoff.MAX_ATTEMPTS));
     }
 
     @Test

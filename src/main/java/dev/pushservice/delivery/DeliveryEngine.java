@@ -49,10 +49,11 @@ public class DeliveryEngine implements SmartLifecycle {
 
     private final DeliveryProperties properties;
     private final ObjectProvider<DeliveryStore> stores;
-    private final Map<Platform, PushProvider> providers;
+    private final ObjectProvider<PushProviders> providers;
     private final boolean worker;
     private final Clock clock;
-    private final DeliveryMetrics metrics;
+    private final ObjectProvider<MeterRegistry> registry;
+    private DeliveryMetrics metrics; // guarded by this
     private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
             .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
     private final Cache<UUID, Optional<Blueprint>> blueprints = Caffeine.newBuilder()
@@ -62,14 +63,15 @@ public class DeliveryEngine implements SmartLifecycle {
     private volatile boolean running;
     private volatile boolean paused;
 
-    DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, PushProviders providers,
-                   PushProperties push, Clock clock, MeterRegistry registry) {
+    /** Providers, store and meters are resolved at start, and only where the engine runs (not in the admin CLI). */
+    DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, ObjectProvider<PushProviders> providers,
+                   PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry) {
         this.properties = properties;
         this.stores = stores;
-        this.providers = byPlatform(providers);
+        this.providers = providers;
         this.worker = push.hasRole(Role.WORKER);
         this.clock = clock;
-        this.metrics = new DeliveryMetrics(registry);
+        this.registry = registry;
     }
 
     private static Map<Platform, PushProvider> byPlatform(PushProviders providers) {
@@ -139,14 +141,17 @@ public class DeliveryEngine implements SmartLifecycle {
     @Override
     public synchronized void start() {
         if (running) return;
+        if (!worker) return;
         DeliveryStore store = stores.getIfAvailable();
-        if (!worker || store == null) {
-            if (worker) log.info("No delivery store: the delivery engine does not run");
+        if (store == null) {
+            log.info("No delivery store: the delivery engine does not run");
             return;
         }
         this.store = store;
+        Map<Platform, PushProvider> byPlatform = byPlatform(providers.getObject());
+        if (metrics == null) metrics = new DeliveryMetrics(registry.getObject());
         for (Priority p : Priority.values()) {
-            Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, providers,
+            Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, byPlatform,
                     c -> blueprints.get(c.notificationId(), id -> this.store.blueprint(c.appId(), id)),
                     id -> cancelled.getIfPresent(id) != null, properties, clock, metrics));
             lane.paused(paused);
@@ -154,7 +159,7 @@ public class DeliveryEngine implements SmartLifecycle {
         }
         running = true;
         log.info("Delivery engine started: lanes {} with in-flight budgets {} per platform, providers {}",
-                lanes.keySet(), properties.lanes(), providers.keySet());
+                lanes.keySet(), properties.lanes(), byPlatform.keySet());
     }
 
     @Override

@@ -2,10 +2,14 @@
  * Delivery: the {@link dev.pushservice.delivery.PushProvider} contract that every provider
  * (APNs, FCM, Web Push) implements, its outcome {@link dev.pushservice.delivery.DeliveryResult}
  * with one list of {@link dev.pushservice.delivery.ReasonCode}s, the
- * {@link dev.pushservice.delivery.PushProviders} registry that picks a platform's provider, and
- * later the fan-out, chunks and retries that use them.
+ * {@link dev.pushservice.delivery.PushProviders} registry that picks a platform's provider, and the
+ * {@link dev.pushservice.delivery.DeliveryEngine} that sends due recipients through them: priority
+ * lanes with their own threads, in-flight budgets and database connections, retries
+ * ({@link dev.pushservice.delivery.RetryBackoff}), metrics. Durable state is behind
+ * {@link dev.pushservice.delivery.DeliveryStore}, which the notifications feature implements.
  *
  * <p>The delivery core sees only these types: it imports nothing from {@code apns/}, {@code fcm/}
- * or {@code webpush/}, and never switches on a platform to pick a provider.
+ * or {@code webpush/}, never switches on a platform to pick a provider, and never blocks a
+ * provider's I/O thread.
  */
 package dev.pushservice.delivery;

@@ -113,6 +113,22 @@ class DeviceRepository {
         return enabled;
     }
 
+    /**
+     * Marks the tokens of {@code deviceIds} invalidated (a provider said they are dead), in one
+     * statement; returns the devices that were valid until now. They stay enabled (the app may
+     * register a fresh token) but are never sent to again.
+     */
+    List<UUID> invalidate(UUID appId, java.util.Collection<UUID> deviceIds, String reason, java.time.Instant at) {
+        if (deviceIds.isEmpty()) return List.of();
+        return jdbc.sql("""
+                        update devices set invalidated_at = :at, invalidation_reason = :reason, updated_at = :at
+                        where app_id = :app and id in (:ids) and invalidated_at is null
+                        returning id""")
+                .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC)).param("reason", reason)
+                .param("app", appId).param("ids", List.copyOf(deviceIds))
+                .query(UUID.class).list();
+    }
+
     /** Disables an enabled device and marks its token invalidated; false when it is unknown or already disabled. */
     boolean disable(UUID appId, UUID id) {
         return jdbc.sql("""

@@ -2,6 +2,7 @@ package dev.pushservice.devices;
 
 import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.apps.IdentityVerification;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.db.DatabaseAdmission;
 import dev.pushservice.platform.domain.Conflict;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -42,9 +44,11 @@ public class DeviceService {
     private final AppSettingsService settings;
     private final IdentityTokens identityTokens;
     private final JsonMapper json;
+    private final LifecycleEventRepository lifecycle;
 
     DeviceService(DeviceRepository devices, DatabaseAdmission admission, AppSettingsService settings,
-                  IdentityTokens identityTokens, JsonMapper json) {
+                  IdentityTokens identityTokens, JsonMapper json, LifecycleEventRepository lifecycle) {
+        this.lifecycle = lifecycle;
         this.devices = devices;
         this.admission = admission;
         this.settings = settings;
@@ -179,6 +183,24 @@ public class DeviceService {
      */
     public int detachUser(UUID appId, UUID userId) {
         return devices.detachUser(appId, userId);
+    }
+
+    /**
+     * Invalidates devices whose provider said their token is dead ({@code reason}: the provider's
+     * reason code), set-based, with a {@code device.invalidated} lifecycle fact per device in the same
+     * transaction. Devices already invalidated are left as they are. Every later fan-out and estimate
+     * leaves them out (both select only non-invalidated devices).
+     *
+     * @return the devices invalidated now
+     */
+    @Transactional
+    public List<UUID> invalidate(UUID appId, java.util.Collection<UUID> deviceIds, String reason, java.time.Instant at) {
+        List<UUID> invalidated = devices.invalidate(appId, deviceIds, reason, at);
+        for (UUID id : invalidated) {
+            lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, id,
+                    Map.of("device_id", id, "reason", reason), at);
+        }
+        return invalidated;
     }
 
     public DeviceView disable(UUID appId, UUID deviceId) {

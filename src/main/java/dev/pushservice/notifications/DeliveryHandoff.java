@@ -11,7 +11,7 @@ import java.util.UUID;
  * <p>Until a delivery implementation exists as a bean, nothing delivers: recipients stay
  * {@code pending} and the notification stays {@code processing} (docs/api-decisions.md). What a
  * delivery implementation does afterwards: claim pending recipients of a notification with
- * {@code FOR UPDATE SKIP LOCKED} (index {@code notification_recipients_due_idx}), mark them
+ * {@code FOR UPDATE SKIP LOCKED} (index {@code notification_recipients_work_idx}), mark them
  * {@code sending} before handing them to a provider, record the outcome per recipient
  * ({@code accepted}, {@code failed}, {@code invalid_token}, {@code expired}; or back to
  * {@code pending} with a later {@code next_attempt_at} to retry), and call
@@ -28,6 +28,13 @@ public interface DeliveryHandoff {
      * then the notification is already completed when this is called).
      */
     void materialized(UUID appId, UUID notificationId, String priority, long recipients);
+
+    /**
+     * The notification was cancelled (called after the commit): recipients claimed but not yet
+     * handed to a provider must not be.
+     */
+    default void cancelled(UUID appId, UUID notificationId) {
+    }
 
     /** Used while no delivery bean exists: nothing is delivered. */
     DeliveryHandoff NONE = new DeliveryHandoff() {

@@ -27,7 +27,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Supplier;
+import dev.pushservice.platform.jobs.JobRunner;
 import org.slf4j.Logger;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -65,9 +69,14 @@ public class NotificationService implements NotificationReferences {
     private final SchedulerClient scheduler;
     private final EventReads events;
     private final Clock clock;
+    private final ObjectProvider<JobRunner> jobs;
+    private final ObjectProvider<DeliveryHandoff> delivery;
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
-                        LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock) {
+                        LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
+                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery) {
+        this.jobs = jobs;
+        this.delivery = delivery;
         this.notifications = notifications;
         this.segments = segments;
         this.templates = templates;
@@ -184,6 +193,8 @@ public class NotificationService implements NotificationReferences {
         };
         scheduler.scheduleIfNotExists(NotificationFanOut.TASK.instance(id.toString())
                 .data(new NotificationFanOut.Data(appId, id)).priority(rank).scheduledTo(Instant.now()));
+        // the fan-out starts right after this commit, not at the next poll
+        jobs.orderedStream().forEach(JobRunner::checkForDueWorkAfterCommit);
     }
 
     private NotificationView.Created replay(NotificationRepository.Row original, NotificationRequest request) {
@@ -275,6 +286,16 @@ public class NotificationService implements NotificationReferences {
         lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
                 Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
         log.info("Notification {} cancelled from {} ({} pending recipient(s) cancelled)", id, row.status(), cancelled);
+        // recipients claimed by delivery in this process but not yet handed to a provider are dropped too
+        DeliveryHandoff handoff = delivery.getIfAvailable();
+        if (handoff != null) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    handoff.cancelled(appId, id);
+                }
+            });
+        }
         return get(appId, id);
     }
 

@@ -30,16 +30,16 @@
  *
  * <p><b>The seam to delivery</b>: {@link dev.pushservice.notifications.DeliveryHandoff}. Fan-out
  * calls it in the transaction of each page ({@code recipientsAdded}) and once all recipients exist
- * ({@code materialized}). Delivery claims {@code pending} recipients with {@code FOR UPDATE SKIP
- * LOCKED} (index {@code notification_recipients_due_idx}: notification, next_attempt_at), renders
- * {@link dev.pushservice.notifications.NotificationService#snapshot} per recipient (with
+ * ({@code materialized}); {@link dev.pushservice.notifications.RecipientDelivery} implements it and is the
+ * {@link dev.pushservice.delivery.DeliveryEngine}'s store. Delivery claims due recipients with
+ * {@code FOR UPDATE SKIP LOCKED} (index {@code notification_recipients_work_idx}: notification,
+ * platform, next_attempt_at, over pending and sending rows), renders the notification's content per recipient (with
  * {@code render_values} when present: the user's tags and properties frozen at materialization),
  * writes outcomes set-based per chunk ({@code status}, {@code attempts}, {@code last_error} reason
  * code, {@code next_attempt_at}, {@code provider_message_id}), records {@code device.invalidated}
- * through {@link dev.pushservice.lifecycle.LifecycleEventRepository}, and calls
- * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Until a
- * {@code DeliveryHandoff} bean exists, nothing is delivered: recipients stay pending and the
- * notification stays processing.
+ * through {@link dev.pushservice.devices.DeviceService#invalidate}, and calls
+ * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Its SQL runs on the
+ * delivery connection pool ({@link dev.pushservice.notifications.DeliveryRecipientRepository}).
  *
  * <p>Invariants: every query filters by app; another app's notification is a 404; no statement
  * runs per recipient; every state change writes its lifecycle fact in the same transaction.

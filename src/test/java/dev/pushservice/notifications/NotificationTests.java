@@ -4,6 +4,7 @@ import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.pushservice.delivery.DeliveryEngine;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
@@ -26,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -34,7 +36,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * Notifications through the API: creation with every target type and segments, templates,
  * scheduling on the test clock, cancel in each state, idempotent replay under concurrency, reads,
- * and what fan-out materializes (asserted through the recipients read).
+ * and what fan-out materializes (asserted through the recipients read). Delivery is paused here so
+ * recipients stay as the fan-out made them; {@link DeliveryTests} covers what delivery does.
  */
 class NotificationTests extends ApiTest {
 
@@ -47,9 +50,18 @@ class NotificationTests extends ApiTest {
     @Autowired
     NotificationFanOut fanOut;
 
+    @Autowired
+    DeliveryEngine delivery;
+
+    @BeforeEach
+    void holdDelivery() {
+        delivery.pause();
+    }
+
     @AfterEach
     void resetClock() {
         clock.reset();
+        delivery.resume();
     }
 
     // --- helpers -------------------------------------------------------------------------------

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Fan-out benchmark: the service (jar) on its embedded PostgreSQL and the three local peers in their
+# own JVM (bench/FanoutPeers), on this machine. One notification to `all` over DEVICES devices; prints
+# recipients/s from the 202 to the last terminal recipient, the time to the first accepted push, CPU
+# per recipient (service, PostgreSQL, peers), and 202 -> accepted (p50, p99) of single-device
+# transactional notifications sent once a second during the fan-out. Asserts nothing.
+#   bench/fanout.sh [devices=100000] [mix=ios|thirds] [crash]
+# mix=thirds: a third of the devices per platform. crash: kill -9 the service mid-fan-out, start it
+# again and count what every recipient ended as, and how many devices got the push twice (only those
+# in flight at the kill may). Accepted times are when the result was recorded (a few ms after the
+# provider's answer). BENCH_KEEP=1 keeps the data directory.
+source "$(dirname "$0")/lib.sh"
+DEVICES=${1:-100000}
+MIX=${2:-ios}
+CRASH=${3:-}
+PORT=${PORT:-18192}
+if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then echo "port $PORT is in use; set PORT" >&2; exit 1; fi
+command -v psql >/dev/null || { echo "psql is needed (apt-get install postgresql-client)" >&2; exit 1; }
+DATA=$(mktemp -d /tmp/push-bench-fanout.XXXXXX)
+PEERS=$DATA/peers
+cleanup() {
+  stop_service
+  [ -n "${PROBES_PID:-}" ] && kill "$PROBES_PID" 2>/dev/null || true
+  [ -n "${PEERS_PID:-}" ] && kill "$PEERS_PID" 2>/dev/null && wait "$PEERS_PID" 2>/dev/null || true
+  local pg; pg=$(postmaster_pid "$DATA"); [ -n "$pg" ] && kill "$pg" 2>/dev/null || true
+  [ -n "${BENCH_KEEP:-}" ] && echo "data kept in $DATA" || rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+build_jar
+(cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests test-compile \
+  && ./mvnw -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt >/dev/null)
+JAVA=$(find_java)
+WEB=0; [ "$MIX" = thirds ] && WEB=$((DEVICES / 3))
+"$JAVA" --enable-native-access=ALL-UNNAMED -Xms256m -Xmx1g \
+  -cp "$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")" \
+  dev.pushservice.bench.FanoutPeers "$PEERS" "$WEB" >"$DATA/peers.log" 2>&1 &
+PEERS_PID=$!
+for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" ] && break; sleep 1; done
+[ -s "$PEERS/peers.env" ] || { echo "peers did not start; see $DATA/peers.log" >&2; cat "$DATA/peers.log" >&2; exit 1; }
+
+# shellcheck disable=SC2046
+SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 PUSH_DELIVERY_LEASE=20s
+  $(cat "$PEERS/peers.env"))
+start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
+KEY=$(bootstrap_key "$DATA" server)
+PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
+APP=$($PG -Atc "select id from apps limit 1")
+api() { # api METHOD PATH [BODY]
+  curl -s -X "$1" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" ${3:+-d "$3"} "http://127.0.0.1:$PORT$2"
+}
+api PATCH /v1/app/settings "$(cat "$PEERS/settings.json")" >/dev/null
+
+echo "loading $DEVICES devices ($MIX) ..."
+IOS=$DEVICES; ANDROID=0
+if [ "$MIX" = thirds ]; then IOS=$((DEVICES / 3)); ANDROID=$((DEVICES - IOS - WEB)); fi
+$PG <<SQL
+insert into devices (id, app_id, platform, token, token_hash)
+select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea)
+from generate_series(1, $IOS) g;
+insert into devices (id, app_id, platform, token, token_hash)
+select gen_random_uuid(), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea)
+from generate_series(1, $ANDROID) g;
+create temp table web_subscriptions (token text);
+\copy web_subscriptions from '$PEERS/web-subscriptions.txt'
+insert into devices (id, app_id, platform, token, token_hash)
+select gen_random_uuid(), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')) from web_subscriptions;
+analyze devices;
+SQL
+PROBE=$($PG -Atc "select id from devices where app_id = '$APP' and platform = 'ios' order by created_at limit 1")
+echo "$($PG -Atc "select count(*) from devices where app_id = '$APP'") devices; transactional probes go to one of them"
+
+probe() { api POST /v1/notifications "{\"title\":\"code\",\"body\":\"123456\",\"priority\":\"transactional\",\"target\":{\"type\":\"device\",\"device_id\":\"$PROBE\"}}" \
+  | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4; }
+echo "warm-up: 20 transactional sends ..."
+for _ in $(seq 1 20); do probe >>"$DATA/idle-probes.txt"; sleep 0.2; done
+sleep 2
+ids=$(sed "s/.*/'&'/" "$DATA/idle-probes.txt" | paste -sd, -)
+$PG -At -F ' ' -c "select percentile_cont(0.5) within group (order by extract(epoch from r.updated_at - n.created_at) * 1000),
+    percentile_cont(0.5) within group (order by extract(epoch from n.processing_at - n.created_at) * 1000)
+    from notifications n join notification_recipients r on r.notification_id = n.id
+    where n.id in ($ids) and r.status = 'accepted'" | while read -r p50 started; do
+  printf 'transactional on an idle service (last 20 of the warm-up): 202 -> accepted p50 %.0f ms (fan-out started after %.0f ms)\n' "$p50" "$started"
+done
+
+terminal() { $PG -Atc "select status in ('completed', 'failed', 'cancelled') from notifications where id = '$1'"; }
+counts() { cat "$PEERS/counts.txt"; }
+PGPID=$(postmaster_pid "$DATA")
+s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
+read -r a0 f0 w0 < <(counts)
+BULK=$(api POST /v1/notifications '{"title":"Sale","body":"Everything must go","priority":"bulk","target":{"type":"all"}}' \
+  | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
+echo "bulk notification $BULK"
+( while true; do probe >>"$DATA/probes.txt"; sleep 1; done ) &
+PROBES_PID=$!
+
+if [ "$CRASH" = crash ]; then
+  # kill once about half the recipients are accepted
+  half=$((DEVICES / 2))
+  while [ "$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")" -lt "$half" ]; do sleep 0.2; done
+  kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
+  kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
+  sleep 1
+  read -r ak fk wk < <(counts)
+  SENDING=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'sending'")
+  echo "killed (-9) with $($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'") accepted, $SENDING in flight (sending); the peers had received $(( ak + fk + wk - a0 - f0 - w0 ))"
+  start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
+  echo "restarted"
+fi
+
+while [ "$(terminal "$BULK")" != t ]; do sleep 0.2; done
+[ -n "${PROBES_PID:-}" ] && kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
+sleep 1
+s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS_PID")
+read -r a1 f1 w1 < <(counts)
+received=$(( a1 + f1 + w1 - a0 - f0 - w0 ))
+
+echo
+$PG -At -F ' ' <<SQL | while read -r n secs first status; do
+select recipient_count, extract(epoch from finished_at - created_at),
+       (select extract(epoch from min(r.updated_at) - n.created_at) * 1000 from notification_recipients r
+        where r.notification_id = n.id and r.status = 'accepted'), status
+from notifications n where id = '$BULK';
+SQL
+  printf 'bulk: %s recipients, %s, %.2f s from the 202 to the last terminal recipient: %.0f recipients/s; first accepted push after %.0f ms\n' \
+    "$n" "$status" "$secs" "$(echo "$n / $secs" | bc -l)" "$first"
+done
+$PG -At -F ' ' -c "select status, count(*) from notification_recipients where notification_id = '$BULK' group by status order by 1" \
+  | sed 's/^/  recipients /'
+echo "  the peers received $received pushes (APNs $((a1 - a0)), FCM $((f1 - f0)), Web Push $((w1 - w0)))"
+if [ "$CRASH" = crash ]; then
+  accepted=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")
+  echo "  crash: $SENDING in flight at the kill; pushes received beyond one per accepted recipient: $((received - accepted - $(wc -l <"$DATA/probes.txt" 2>/dev/null || echo 0)))" \
+       "(probes are counted out; at most the in-flight ones may get it twice)"
+fi
+hz=$(getconf CLK_TCK)
+awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" 'BEGIN {
+  printf "CPU per recipient: service %.0f µs, PostgreSQL %.0f µs, peers %.0f µs\n", s/hz*1e6/n, p/hz*1e6/n, q/hz*1e6/n }'
+if [ -s "$DATA/probes.txt" ]; then
+  ids=$(sed "s/.*/'&'/" "$DATA/probes.txt" | paste -sd, -)
+  $PG -At -F ' ' <<SQL | while read -r count p50 p99 max started; do
+select count(*), percentile_cont(0.5) within group (order by ms), percentile_cont(0.99) within group (order by ms), max(ms),
+       percentile_cont(0.5) within group (order by started)
+from (select extract(epoch from r.updated_at - n.created_at) * 1000 as ms,
+             extract(epoch from n.processing_at - n.created_at) * 1000 as started
+      from notifications n join notification_recipients r on r.notification_id = n.id
+      where n.id in ($ids) and r.status = 'accepted') t;
+SQL
+    printf 'transactional during the fan-out: %s sends, 202 -> accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms (fan-out started after %.0f ms, p50)\n' \
+      "$count" "$p50" "$p99" "$max" "$started"
+  done
+fi

@@ -1,0 +1,161 @@
+package dev.pushservice.notifications;
+
+import dev.pushservice.delivery.DeliveryReasons;
+import dev.pushservice.delivery.DeliveryStore.Claimed;
+import dev.pushservice.delivery.DeliveryStore.QueueStats;
+import dev.pushservice.delivery.Priority;
+import dev.pushservice.platform.db.DeliveryDatabase;
+import dev.pushservice.platform.jobs.DeadLetterRepository;
+import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.templates.Renderer;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Supplier;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * SQL of delivery over {@code notification_recipients}, on the delivery connection pool
+ * ({@link DeliveryDatabase}), never the API's. Every statement is set-based: a chunk of recipients
+ * is claimed or recorded in one statement, the rows of a chunk travel as one JSON array
+ * ({@code jsonb_to_recordset}).
+ */
+@Repository
+class DeliveryRecipientRepository {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final JdbcClient jdbc;
+    private final DeliveryDatabase db;
+
+    DeliveryRecipientRepository(DeliveryDatabase db) {
+        this.db = db;
+        this.jdbc = db.jdbc();
+    }
+
+    /** Runs {@code work} in one transaction on the delivery pool. */
+    <T> T inTransaction(Supplier<T> work) {
+        return db.transactions().execute(status -> work.get());
+    }
+
+    /**
+     * Claims up to {@code limit} due recipients (pending, or sending whose lease ended) of the lane's
+     * processing notifications on {@code platform}: marks them sending until {@code leaseEnd}, counts
+     * the attempt, returns them with the device token and the frozen render values.
+     */
+    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd) {
+        return jdbc.sql("""
+                        with due as (
+                            select r.notification_id, r.device_id from notification_recipients r
+                            where r.notification_id in (select n.id from notifications n
+                                                        where n.status = 'processing' and n.priority = :lane)
+                              and r.platform = :platform and r.status in ('pending', 'sending')
+                              and r.next_attempt_at <= :now
+                            limit :limit
+                            for update of r skip locked),
+                        claimed as (
+                            update notification_recipients r
+                            set status = 'sending', attempts = r.attempts + 1, next_attempt_at = :lease_end, updated_at = :now
+                            from due where r.notification_id = due.notification_id and r.device_id = due.device_id
+                            returning r.notification_id, r.device_id, r.app_id, r.attempts, r.external_user_id,
+                                      r.render_values::text as render_values)
+                        select c.*, d.token from claimed c join devices d on d.id = c.device_id""")
+                .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
+                .param("lease_end", ts(leaseEnd)).param("limit", limit)
+                .query((rs, n) -> claimed(rs, platform)).list();
+    }
+
+    private static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
+        String values = rs.getString("render_values");
+        Map<String, String> tags = null;
+        JsonNode properties = null;
+        if (values != null) {
+            JsonNode node = JSON.readTree(values);
+            JsonNode t = node.get("tags");
+            if (t != null && t.isObject()) {
+                tags = new HashMap<>();
+                for (Map.Entry<String, JsonNode> e : t.properties()) {
+                    JsonNode v = e.getValue();
+                    tags.put(e.getKey(), v.isString() ? v.stringValue() : v.toString());
+                }
+            }
+            properties = node.get("properties");
+        }
+        return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
+                rs.getObject("device_id", UUID.class), platform, rs.getString("token"), rs.getInt("attempts"),
+                new Renderer.Values(rs.getString("external_user_id"), tags, properties, null));
+    }
+
+    /**
+     * Records outcomes of claimed recipients: {@code rows} is a JSON array of {@code n} (notification),
+     * {@code d} (device), {@code s} (new status), {@code e} (last error code), {@code t} (next attempt,
+     * for a retry), {@code p} (provider message id). A retry of a notification that is no longer
+     * processing (cancelled meanwhile) becomes cancelled. Only rows still claimed are touched.
+     */
+    int record(String rows, Instant now) {
+        return jdbc.sql("""
+                        update notification_recipients r
+                        set status = case when v.s = 'pending' and n.status <> 'processing' then 'cancelled' else v.s end,
+                            last_error = v.e,
+                            next_attempt_at = coalesce(v.t, r.next_attempt_at),
+                            provider_message_id = coalesce(v.p, r.provider_message_id),
+                            updated_at = :now
+                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text)
+                             join notifications n on n.id = v.n
+                        where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'""")
+                .param("rows", rows).param("now", ts(now)).update();
+    }
+
+    /** Fails the pending recipients of each (notification {@code n}, platform {@code p}) in {@code pairs}: no credentials. */
+    int failUnconfigured(String pairs, Instant now) {
+        return jdbc.sql("""
+                        update notification_recipients r
+                        set status = 'failed', last_error = :reason, updated_at = :now
+                        from jsonb_to_recordset(cast(:pairs as jsonb)) as v(n uuid, p text)
+                        where r.notification_id = v.n and r.platform = v.p and r.status = 'pending'""")
+                .param("pairs", pairs).param("reason", DeliveryReasons.CREDENTIALS_MISSING).param("now", ts(now)).update();
+    }
+
+    void deadLetters(List<DeadLetterRepository.Entry> entries) {
+        DeadLetterRepository.insertAll(jdbc, RecipientDelivery.DEAD_LETTER_TASK, entries);
+    }
+
+    /** Which of {@code ids} are processing, fully materialized and have nothing left to send. */
+    List<UUID> nothingLeft(Collection<UUID> ids) {
+        return jdbc.sql("""
+                        select n.id from notifications n
+                        where n.id in (:ids) and n.status = 'processing' and n.recipient_count is not null
+                          and not exists (select 1 from notification_recipients r
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))""")
+                .param("ids", List.copyOf(ids)).query(UUID.class).list();
+    }
+
+    QueueStats stats(Priority lane, Instant now) {
+        return jdbc.sql("""
+                        select count(*) as depth, min(r.next_attempt_at) as oldest from notification_recipients r
+                        where r.notification_id in (select n.id from notifications n
+                                                    where n.status = 'processing' and n.priority = :lane)
+                          and r.status = 'pending' and r.next_attempt_at <= :now""")
+                .param("lane", lane.value()).param("now", ts(now))
+                .query((rs, n) -> {
+                    OffsetDateTime oldest = rs.getObject("oldest", OffsetDateTime.class);
+                    return new QueueStats(rs.getLong("depth"),
+                            oldest == null ? Duration.ZERO : Duration.between(oldest.toInstant(), now));
+                }).single();
+    }
+
+    private static OffsetDateTime ts(Instant instant) {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+}

@@ -1,0 +1,208 @@
+package dev.pushservice.notifications;
+
+import dev.pushservice.delivery.Blueprint;
+import dev.pushservice.delivery.DeliveryEngine;
+import dev.pushservice.delivery.DeliveryReasons;
+import dev.pushservice.delivery.DeliveryStore;
+import dev.pushservice.delivery.InterruptionLevel;
+import dev.pushservice.delivery.Priority;
+import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.devices.DeviceService;
+import dev.pushservice.platform.jobs.DeadLetterRepository;
+import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.templates.CompiledContent;
+import dev.pushservice.templates.Renderer;
+import dev.pushservice.templates.TemplateContent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.stereotype.Component;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Notifications' side of delivery: the {@link DeliveryStore} over {@code notification_recipients}
+ * (on the delivery connection pool) and the {@link DeliveryHandoff} that wakes the
+ * {@link DeliveryEngine}'s lane after the fan-out commits recipients.
+ *
+ * <p>SQL lives in {@link DeliveryRecipientRepository}. Claiming: due recipients ({@code pending}, or {@code sending} whose lease ran out) of the lane's
+ * processing notifications, per platform, {@code FOR UPDATE SKIP LOCKED}, set to {@code sending}
+ * with the lease end in {@code next_attempt_at} and the attempt counted, in one statement that also
+ * reads the device token and the frozen render values. Recording: one {@code UPDATE … FROM
+ * jsonb_to_recordset} per chunk for every outcome; a retry of a notification cancelled meanwhile
+ * becomes {@code cancelled}. After the commit: devices with dead tokens are invalidated through
+ * {@link DeviceService#invalidate}, and a notification with nothing left to send is finished through
+ * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line).
+ *
+ * <p>A crash between the recording commit and the invalidation leaves the device valid: its next
+ * send is rejected again and invalidates it then. Thread-safe.
+ */
+@Component
+class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
+
+    private static final Logger log = LoggerFactory.getLogger(RecipientDelivery.class);
+    static final String DEAD_LETTER_TASK = "delivery";
+
+    private final DeliveryRecipientRepository recipients;
+    private final DeliveryEngine engine;
+    private final NotificationRepository notifications;
+    private final NotificationService service;
+    private final DeviceService devices;
+
+    RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, NotificationRepository notifications,
+                      NotificationService service, DeviceService devices) {
+        this.recipients = recipients;
+        this.engine = engine;
+        this.notifications = notifications;
+        this.service = service;
+        this.devices = devices;
+    }
+
+    // ---- hand-over from the fan-out --------------------------------------------------------------
+
+    @Override
+    public void recipientsAdded(UUID appId, UUID notificationId, String priority, int count) {
+        engine.signalAfterCommit(lane(priority));
+    }
+
+    @Override
+    public void materialized(UUID appId, UUID notificationId, String priority, long recipients) {
+        if (recipients == 0) return;
+        // in the fan-out's transaction, under its lock on the notification: recipients delivered before
+        // the count was set are seen here, those recorded after it see the count (see finishAll)
+        service.finishIfDone(appId, notificationId);
+    }
+
+    @Override
+    public void cancelled(UUID appId, UUID notificationId) {
+        engine.cancelled(notificationId);
+    }
+
+    static Priority lane(String priority) {
+        return Priority.valueOf(priority.toUpperCase(Locale.ROOT));
+    }
+
+    // ---- the store -------------------------------------------------------------------------------
+
+    @Override
+    public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+        return recipients.claim(lane, platform, limit, now, now.plus(lease));
+    }
+
+    @Override
+    public Optional<Blueprint> blueprint(UUID appId, UUID notificationId) {
+        return notifications.find(appId, notificationId).map(RecipientDelivery::blueprint);
+    }
+
+    static Blueprint blueprint(NotificationRepository.Row row) {
+        JsonNode c = row.content();
+        List<String> problems = new ArrayList<>();
+        CompiledContent compiled = CompiledContent.compile(
+                new TemplateContent(text(c, "title"), text(c, "body"), text(c, "click_url"), object(c, "data"), null),
+                (field, problem) -> problems.add(field + ": " + problem));
+        if (compiled == null) {
+            // validated at creation, so this is a bug; every recipient fails with render_failed
+            throw new IllegalStateException("stored content of notification " + row.id() + " does not compile: " + problems);
+        }
+        List<PushMessage.Action> actions = new ArrayList<>();
+        JsonNode a = c.get("actions");
+        if (a instanceof ArrayNode array) {
+            for (JsonNode action : array) {
+                actions.add(new PushMessage.Action(text(action, "id"), text(action, "text"), text(action, "icon")));
+            }
+        }
+        Instant due = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
+        Instant expiresAt = row.ttl() == null ? null : due.plusSeconds(row.ttl());
+        JsonNode badge = c.get("badge");
+        JsonNode overrides = c.get("platform_overrides");
+        return new Blueprint(row.id(), row.appId(), lane(row.priority()),
+                InterruptionLevel.valueOf(row.interruptionLevel().toUpperCase(Locale.ROOT)), compiled,
+                c.get("template_data"), text(c, "image_url"), row.ttl(), expiresAt, text(c, "collapse_id"),
+                text(c, "sound"), badge != null && badge.isNumber() ? badge.intValue() : null, text(c, "category"),
+                actions, c.path("content_available").asBoolean(false),
+                overrides instanceof ObjectNode o ? o : null);
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node == null ? null : node.get(field);
+        return v == null || v.isNull() ? null : v.isString() ? v.stringValue() : v.toString();
+    }
+
+    private static JsonNode object(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v != null && v.isObject() ? v : null;
+    }
+
+    @Override
+    public void record(List<Outcome> outcomes, Instant now) {
+        if (outcomes.isEmpty()) return;
+        ArrayNode rows = JsonNodeFactory.instance.arrayNode(outcomes.size());
+        Set<String> unconfigured = new LinkedHashSet<>();
+        ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
+        List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
+        Map<UUID, Map<String, List<UUID>>> invalid = new LinkedHashMap<>();
+        Map<UUID, UUID> touched = new LinkedHashMap<>();
+        for (Outcome o : outcomes) {
+            Claimed r = o.recipient();
+            touched.put(r.notificationId(), r.appId());
+            ObjectNode row = rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            switch (o) {
+                case Accepted a -> row.put("s", States.ACCEPTED).put("p", a.providerId());
+                case Rejected x -> {
+                    row.put("s", x.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED).put("e", x.reason());
+                    if (x.tokenInvalid()) {
+                        invalid.computeIfAbsent(r.appId(), k -> new LinkedHashMap<>())
+                                .computeIfAbsent(x.reason(), k -> new ArrayList<>()).add(r.deviceId());
+                    }
+                    if (DeliveryReasons.CREDENTIALS_MISSING.equals(x.reason())
+                            && unconfigured.add(r.notificationId() + "/" + r.platform().value())) {
+                        unconfiguredRows.addObject().put("n", r.notificationId().toString()).put("p", r.platform().value());
+                    }
+                }
+                case Retry x -> row.put("s", States.PENDING).put("e", x.reason()).put("t", x.at().toString());
+                case GaveUp x -> {
+                    row.put("s", x.expired() ? States.EXPIRED : States.FAILED).put("e", x.reason());
+                    if (!x.expired()) {
+                        deadLetters.add(new DeadLetterRepository.Entry("notification " + r.notificationId() + " device " + r.deviceId(),
+                                r.attempts(), x.why() + ": " + x.reason()));
+                    }
+                }
+                case Cancelled x -> row.put("s", States.CANCELLED).put("e", DeliveryReasons.CANCELLED);
+            }
+        }
+        int failedAtOnce = recipients.inTransaction(() -> {
+            recipients.record(rows.toString(), now);
+            recipients.deadLetters(deadLetters);
+            // the app has no credentials for the platform: fail the rest at once instead of sending each
+            return unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);
+        });
+        if (failedAtOnce > 0) {
+            log.info("{} pending recipient(s) failed at once: no credentials for their platform", failedAtOnce);
+        }
+        invalid.forEach((app, byReason) -> byReason.forEach((reason, ids) -> devices.invalidate(app, ids, reason, now)));
+        finishAll(touched);
+    }
+
+    /** Finishes the notifications among {@code touched} that have nothing left to send. */
+    private void finishAll(Map<UUID, UUID> touched) {
+        // finishIfDone locks the notification: if the fan-out is still setting the count it waits for it
+        for (UUID id : recipients.nothingLeft(touched.keySet())) service.finishIfDone(touched.get(id), id);
+    }
+
+    @Override
+    public QueueStats stats(Priority lane, Instant now) {
+        return recipients.stats(lane, now);
+    }
+}

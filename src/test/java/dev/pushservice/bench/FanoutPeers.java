@@ -1,0 +1,70 @@
+package dev.pushservice.bench;
+
+import com.eatthepath.pushy.apns.server.PushNotificationHandler;
+import dev.pushservice.delivery.apns.ApnsTestPeer;
+import dev.pushservice.delivery.apns.TestCertificates;
+import dev.pushservice.delivery.fcm.LocalFcmServer;
+import dev.pushservice.delivery.fcm.LocalServiceAccount;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import java.io.BufferedWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The three local peers for {@code bench/fanout.sh}, in their own JVM so that their CPU is measured
+ * apart from the service's: APNs (MockApnsServer, TLS), FCM v1 with its token endpoint, and a Web Push
+ * receiver in bench mode (every push routed and checked, one in 1,000 decrypted in full). Writes into
+ * the directory given: {@code peers.env} (the service's settings), {@code settings.json} (the app's
+ * credentials), {@code web-subscriptions.txt} (one subscription per line, as many as asked), and
+ * every 100 ms {@code counts.txt} ({@code apns fcm web} accepted so far). Runs until killed.
+ *
+ * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS}.
+ */
+public final class FanoutPeers {
+
+    private FanoutPeers() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]);
+        int subscriptions = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        Files.createDirectories(dir);
+        JsonMapper json = JsonMapper.builder().build();
+
+        AtomicLong apnsAccepted = new AtomicLong();
+        ApnsTestPeer apns = ApnsTestPeer.startAcceptingSilently();
+        apns.answer((PushNotificationHandler) (headers, payload) -> apnsAccepted.incrementAndGet());
+        Path ca = ApnsTestPeer.writeCa(dir);
+        LocalFcmServer fcm = new LocalFcmServer(0).start();
+        fcm.recording(false);
+        LocalServiceAccount account = LocalServiceAccount.registeredWith(fcm, "fanout-bench");
+        LocalWebPushReceiver web = LocalWebPushReceiver.start();
+        web.benchMode(true);
+        try (BufferedWriter out = Files.newBufferedWriter(dir.resolve("web-subscriptions.txt"))) {
+            for (int i = 0; i < subscriptions; i++) {
+                out.write(web.subscribe().json());
+                out.newLine();
+            }
+        }
+
+        ObjectNode settings = json.createObjectNode();
+        ObjectNode apnsSettings = settings.putObject("apns").put("bundle_id", "dev.pushservice.bench").put("environment", "sandbox");
+        apnsSettings.putObject("token").put("key_id", "BENCH12345").put("team_id", "BENCHTEAM1")
+                .put("signing_key", TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate()));
+        settings.putObject("fcm").set("service_account", json.readTree(account.json(fcm.tokenUri())));
+        Files.writeString(dir.resolve("settings.json"), settings.toString());
+        Files.writeString(dir.resolve("peers.env"), String.join("\n",
+                "PUSH_APNS_HOST=localhost", "PUSH_APNS_PORT=" + apns.port(), "PUSH_APNS_TRUSTED_CA_FILE=" + ca,
+                "PUSH_FCM_BASE_URL=" + fcm.baseUrl(), "PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS=true", ""));
+        Path counts = dir.resolve("counts.txt");
+        Path tmp = dir.resolve("counts.tmp");
+        while (true) {
+            Files.writeString(tmp, apnsAccepted.get() + " " + fcm.sendsAccepted() + " " + web.acceptedCount() + "\n");
+            Files.move(tmp, counts, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Thread.sleep(100);
+        }
+    }
+}

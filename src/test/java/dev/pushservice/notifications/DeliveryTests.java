@@ -1,0 +1,370 @@
+package dev.pushservice.notifications;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.eatthepath.pushy.apns.server.PushNotificationHandler;
+import dev.pushservice.delivery.apns.ApnsTestPeer;
+import dev.pushservice.delivery.apns.TestCertificates;
+import dev.pushservice.delivery.fcm.LocalFcmServer;
+import dev.pushservice.delivery.fcm.LocalServiceAccount;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import java.net.http.HttpRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Notifications delivered end to end: through the API, the fan-out, the delivery engine and the
+ * real providers, to the three local protocol peers (Pushy's MockApnsServer over TLS, a local FCM v1
+ * endpoint with its OAuth token endpoint, a Web Push receiver that decrypts what it gets).
+ */
+class DeliveryTests extends ApiTest {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final ApnsTestPeer APNS;
+    private static final LocalFcmServer FCM;
+    private static final LocalWebPushReceiver WEB;
+    private static final Path CA;
+    /** What APNs received, by device token. */
+    private static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
+
+    static {
+        try {
+            APNS = ApnsTestPeer.startAcceptingSilently();
+            APNS.answer((PushNotificationHandler) (headers, payload) -> {
+                String path = headers.path().toString();
+                String token = path.substring(path.lastIndexOf('/') + 1);
+                APNS_RECEIVED.computeIfAbsent(token, t -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                        .add(JSON.readTree(payload.toString(java.nio.charset.StandardCharsets.UTF_8)));
+            });
+            CA = ApnsTestPeer.writeCa(Files.createTempDirectory("delivery-tests"));
+            FCM = new LocalFcmServer(0).start();
+            WEB = LocalWebPushReceiver.start();
+        } catch (Exception e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @DynamicPropertySource
+    static void peers(DynamicPropertyRegistry registry) {
+        registry.add("push.apns.host", () -> "localhost");
+        registry.add("push.apns.port", APNS::port);
+        registry.add("push.apns.trusted-ca-file", CA::toString);
+        registry.add("push.fcm.base-url", () -> FCM.baseUrl().toString());
+        registry.add("push.webpush.allow-insecure-endpoints", () -> "true");
+        registry.add("push.delivery.initial-backoff", () -> "50ms");
+        registry.add("push.delivery.max-backoff", () -> "200ms");
+        registry.add("push.notifications.fanout-page-size", () -> "500");
+    }
+
+    @Autowired
+    JdbcClient jdbc;
+
+    // ---- helpers ---------------------------------------------------------------------------------
+
+    private void credentials(TestApp app) throws Exception {
+        LocalServiceAccount account = LocalServiceAccount.registeredWith(FCM, "delivery-" + app.appId());
+        String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
+        String body = "{\"apns\":{\"bundle_id\":\"dev.pushservice.test\",\"environment\":\"sandbox\",\"token\":{"
+                + "\"key_id\":\"LOCAL12345\",\"team_id\":\"LOCALTEAM1\",\"signing_key\":" + JSON.writeValueAsString(pem) + "}},"
+                + "\"fcm\":{\"service_account\":" + account.json(FCM.tokenUri()) + "}}";
+        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), body);
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    }
+
+    private static String iosToken() {
+        byte[] token = new byte[32];
+        ThreadLocalRandom.current().nextBytes(token);
+        return HexFormat.of().formatHex(token);
+    }
+
+    private UUID register(TestApp app, String platform, String token, String extra) {
+        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + extra + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return UUID.fromString(r.json().path("device_id").asString());
+    }
+
+    private String send(TestApp app, String body) {
+        HttpRequest.Builder b = api.request("/v1/notifications", app.serverKey())
+                .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        TestApi.Response r = api.send(b);
+        assertThat(r.status()).as(r.toString()).isEqualTo(202);
+        return r.json().path("notification_id").asString();
+    }
+
+    private JsonNode summary(TestApp app, String id) {
+        TestApi.Response r = api.get("/v1/notifications/" + id, app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        return r.json();
+    }
+
+    private JsonNode finished(TestApp app, String id) {
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() ->
+                List.of("completed", "failed", "cancelled").contains(summary(app, id).path("status").asString()));
+        return summary(app, id);
+    }
+
+    private Map<UUID, JsonNode> recipients(TestApp app, String id) {
+        TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        Map<UUID, JsonNode> byDevice = new java.util.HashMap<>();
+        r.json().path("data").forEach(n -> byDevice.put(UUID.fromString(n.path("device_id").asString()), n));
+        return byDevice;
+    }
+
+    // ---- tests -----------------------------------------------------------------------------------
+
+    @Test
+    void eachPlatformReceivesThePushRenderedForItsRecipient() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String ios = iosToken();
+        String android = "fcm-" + UUID.randomUUID();
+        LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
+        register(app, "ios", ios, ",\"external_user_id\":\"ada\",\"tags\":{\"plan\":\"pro\"}");
+        register(app, "android", android, ",\"external_user_id\":\"bob\",\"tags\":{\"plan\":\"team\"}");
+        register(app, "web", browser.json(), ",\"external_user_id\":\"eve\"");
+
+        String id = send(app, """
+                {"title":"Hi {{ external_user_id }}","body":"Plan: {{ tags.plan }}","target":{"type":"all"},
+                 "priority":"high","interruption_level":"time_sensitive","data":{"order":"A-1"}}""");
+
+        JsonNode summary = finished(app, id);
+        assertThat(summary.path("status").asString()).isEqualTo("completed");
+        assertThat(recipients(app, id).values()).allSatisfy(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
+
+        JsonNode apns = APNS_RECEIVED.get(ios).getFirst();
+        assertThat(apns.path("aps").path("alert").path("title").asString()).isEqualTo("Hi ada");
+        assertThat(apns.path("aps").path("alert").path("body").asString()).isEqualTo("Plan: pro");
+        assertThat(apns.path("aps").path("interruption-level").asString()).isEqualTo("time-sensitive");
+        assertThat(apns.path("order").asString()).isEqualTo("A-1");
+
+        JsonNode fcm = FCM.receivedFor(android).getFirst().message();
+        assertThat(fcm.path("notification").path("title").asString()).isEqualTo("Hi bob");
+        assertThat(fcm.path("notification").path("body").asString()).isEqualTo("Plan: team");
+        assertThat(fcm.path("android").path("priority").asString()).isEqualTo("HIGH");
+        assertThat(fcm.path("android").path("notification").path("channel_id").asString()).isEqualTo("service_time_sensitive");
+
+        await().atMost(WAIT).until(() -> !WEB.received(browser.id()).isEmpty());
+        LocalWebPushReceiver.Received web = WEB.received(browser.id()).getFirst();
+        JsonNode webPayload = JSON.readTree(web.plaintextString());
+        assertThat(webPayload.path("title").asString()).isEqualTo("Hi eve");
+        assertThat(webPayload.path("body").asString()).isEqualTo("Plan: ");
+        assertThat(web.header("urgency")).isEqualTo("high");
+
+        String metrics = api.get("/actuator/prometheus", null).body();
+        assertThat(metrics).contains("push_delivery_sends_total{lane=\"high\",platform=\"ios\"}",
+                "push_delivery_outcomes_total{lane=\"high\",outcome=\"accepted\",platform=\"web\",reason=\"accepted\"}",
+                "push_delivery_provider_latency_seconds_count{lane=\"high\",platform=\"android\"}",
+                "push_delivery_in_flight{lane=\"bulk\",platform=\"ios\"}",
+                "push_delivery_queue_depth{lane=\"transactional\"}",
+                "push_delivery_queue_oldest_age_seconds{lane=\"normal\"}");
+    }
+
+    @Test
+    void aDeadTokenInvalidatesTheDeviceWhichLaterSendsLeaveOut() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String dead = "fcm-" + UUID.randomUUID();
+        String alive = "fcm-" + UUID.randomUUID();
+        FCM.replyFor(dead, LocalFcmServer.Reply.unregistered());
+        UUID deadDevice = register(app, "android", dead, "");
+        UUID aliveDevice = register(app, "android", alive, "");
+
+        String first = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+
+        assertThat(finished(app, first).path("status").asString()).isEqualTo("completed");
+        Map<UUID, JsonNode> rows = recipients(app, first);
+        assertThat(rows.get(deadDevice).path("status").asString()).isEqualTo("invalid_token");
+        assertThat(rows.get(deadDevice).path("attempts").asInt()).as("never retried").isEqualTo(1);
+        assertThat(rows.get(aliveDevice).path("status").asString()).isEqualTo("accepted");
+        assertThat(FCM.receivedFor(dead)).hasSize(1);
+        assertThat(jdbc.sql("select invalidated_at is not null from devices where id = :id").param("id", deadDevice)
+                .query(Boolean.class).single()).isTrue();
+        assertThat(jdbc.sql("select count(*) from lifecycle_events where kind = 'device.invalidated' and subject_id = :id")
+                .param("id", deadDevice).query(Long.class).single()).isEqualTo(1);
+
+        String second = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertThat(finished(app, second).path("status").asString()).isEqualTo("completed");
+        assertThat(recipients(app, second).keySet()).containsExactly(aliveDevice);
+        assertThat(FCM.receivedFor(dead)).hasSize(1);
+        TestApi.Response estimate = api.post("/v1/segments/estimate", app.serverKey(),
+                "{\"filter\":{\"field\":\"platform\",\"operator\":\"eq\",\"value\":\"android\"}}");
+        assertThat(estimate.status()).as(estimate.toString()).isEqualTo(200);
+        assertThat(estimate.json().path("estimated_recipients").asLong()).isEqualTo(1);
+    }
+
+    @Test
+    void transientFailuresAreRetriedThenAccepted() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String flaky = "fcm-" + UUID.randomUUID();
+        FCM.replyFor(flaky, LocalFcmServer.Reply.error(503, "UNAVAILABLE", null, "try later"));
+        UUID device = register(app, "android", flaky, "");
+        LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
+        WEB.answer(browser.id(), LocalWebPushReceiver.Answer.retryAfter(429, "1"));
+        UUID webDevice = register(app, "web", browser.json(), "");
+
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+
+        await().atMost(WAIT).until(() -> FCM.receivedFor(flaky).size() >= 2 && WEB.received(browser.id()).size() >= 2);
+        FCM.replyFor(flaky, LocalFcmServer.Reply.ok());
+        WEB.answer(browser.id(), null);
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+        Map<UUID, JsonNode> rows = recipients(app, id);
+        assertThat(rows.get(device).path("status").asString()).isEqualTo("accepted");
+        assertThat(rows.get(device).path("attempts").asInt()).isGreaterThanOrEqualTo(3);
+        assertThat(rows.get(webDevice).path("status").asString()).isEqualTo("accepted");
+        List<LocalWebPushReceiver.Received> web = WEB.received(browser.id());
+        assertThat(Duration.between(web.get(0).at(), web.get(1).at()))
+                .as("Retry-After: 1 is honoured").isGreaterThanOrEqualTo(Duration.ofMillis(900));
+    }
+
+    @Test
+    void transientFailuresThatNeverEndAreDeadLettered() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String down = "fcm-" + UUID.randomUUID();
+        FCM.replyFor(down, LocalFcmServer.Reply.error(500, "INTERNAL", null, "down"));
+        UUID device = register(app, "android", down, "");
+        long deadBefore = jdbc.sql("select count(*) from dead_letter_jobs where task_name = 'delivery'").query(Long.class).single();
+
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("failed");
+        JsonNode row = recipients(app, id).get(device);
+        assertThat(row.path("status").asString()).isEqualTo("failed");
+        assertThat(row.path("attempts").asInt()).isEqualTo(8);
+        assertThat(FCM.receivedFor(down)).hasSize(8);
+        assertThat(jdbc.sql("select count(*) from dead_letter_jobs where task_name = 'delivery'").query(Long.class).single())
+                .isEqualTo(deadBefore + 1);
+        await().atMost(WAIT).until(() -> api.get("/health", null).json().path("jobs").path("dead_lettered").asLong() > deadBefore);
+    }
+
+    @Test
+    void aPlatformWithoutCredentialsFailsItsRecipientsAtOnce() throws Exception {
+        TestApp app = newApp(); // no APNs or FCM credentials
+        List<UUID> devices = new ArrayList<>();
+        for (int i = 0; i < 30; i++) devices.add(register(app, "ios", iosToken(), ""));
+        LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
+        UUID web = register(app, "web", browser.json(), ""); // VAPID keys are the app's own: always configured
+
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+        Map<UUID, JsonNode> rows = recipients(app, id);
+        for (UUID device : devices) {
+            assertThat(rows.get(device).path("status").asString()).isEqualTo("failed");
+            assertThat(rows.get(device).path("last_error").asString()).isEqualTo("credentials_missing");
+            assertThat(rows.get(device).path("attempts").asInt()).as("never retried").isLessThanOrEqualTo(1);
+        }
+        assertThat(rows.get(web).path("status").asString()).isEqualTo("accepted");
+    }
+
+    @Test
+    void cancelStopsEverythingNotYetHandedToAProvider() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            String token = "fcm-" + UUID.randomUUID();
+            tokens.add(token);
+            FCM.replyFor(token, LocalFcmServer.Reply.ok().delayed(Duration.ofSeconds(2)));
+        }
+        registerMany(app, tokens, "{}");
+        int before = FCM.received().size();
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}");
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> FCM.received().size() > before
+                && summary(app, id).path("recipient_count").asLong() == 2_000);
+
+        TestApi.Response cancel = api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), "");
+        assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+        assertThat(cancel.json().path("status").asString()).isEqualTo("cancelled");
+        int arrivedAtCancel = FCM.received().size() - before;
+
+        await().atMost(WAIT).until(() -> allRecipients(app, id).stream()
+                .noneMatch(r -> List.of("pending", "sending").contains(r.path("status").asString())));
+        Map<String, Long> byStatus = allRecipients(app, id).stream()
+                .collect(Collectors.groupingBy(r -> r.path("status").asString(), Collectors.counting()));
+        java.util.Set<String> ours = new java.util.HashSet<>(tokens);
+        long delivered = FCM.received().stream().filter(r -> ours.contains(r.message().path("token").asString())).count();
+        assertThat(byStatus.keySet()).containsOnly("accepted", "cancelled");
+        assertThat(byStatus.get("accepted")).as("exactly what was handed over before the cancel is accepted").isEqualTo(delivered);
+        long recipients = byStatus.values().stream().mapToLong(Long::longValue).sum();
+        assertThat(recipients).isEqualTo(2_000);
+        assertThat(byStatus.get("cancelled")).as("the rest was never handed over").isEqualTo(recipients - delivered);
+        assertThat(delivered).as("after the cancel, at most what the bulk lane had in flight (400) still arrives")
+                .isLessThanOrEqualTo(arrivedAtCancel + 400);
+        assertThat(summary(app, id).path("status").asString()).isEqualTo("cancelled");
+    }
+
+    @Test
+    void aTransactionalSendIsDeliveredWhileABulkSendFillsItsLane() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> bulkTokens = new ArrayList<>();
+        for (int i = 0; i < 1_500; i++) {
+            String token = "bulk-" + UUID.randomUUID();
+            bulkTokens.add(token);
+            FCM.replyFor(token, LocalFcmServer.Reply.ok().delayed(Duration.ofMillis(300)));
+        }
+        registerMany(app, bulkTokens, "{\"ring\":\"bulk\"}");
+        String urgentToken = "urgent-" + UUID.randomUUID();
+        UUID urgent = register(app, "android", urgentToken, ",\"tags\":{\"ring\":\"urgent\"}");
+
+        String bulk = send(app, "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\","
+                + "\"target\":{\"type\":\"tag\",\"key\":\"ring\",\"value\":\"bulk\"}}");
+        await().atMost(WAIT).until(() -> FCM.received().size() > 100);
+        String code = send(app, "{\"title\":\"code\",\"body\":\"123456\",\"priority\":\"transactional\","
+                + "\"target\":{\"type\":\"device\",\"device_id\":\"" + urgent + "\"}}");
+
+        assertThat(finished(app, code).path("status").asString()).isEqualTo("completed");
+        assertThat(summary(app, bulk).path("status").asString())
+                .as("the transactional send did not wait for the bulk send").isEqualTo("processing");
+        assertThat(FCM.receivedFor(urgentToken)).hasSize(1);
+        assertThat(finished(app, bulk).path("status").asString()).isEqualTo("completed");
+    }
+
+    private void registerMany(TestApp app, List<String> tokens, String tags) {
+        // devices straight into the table: 1,500 registrations over HTTP would dominate the test
+        UUID user = UUID.randomUUID();
+        jdbc.sql("insert into users (id, app_id, tags) values (:id, :app, cast(:tags as jsonb))")
+                .param("id", user).param("app", app.appId()).param("tags", tags).update();
+        jdbc.sql("""
+                        insert into devices (id, app_id, platform, token, token_hash, user_id)
+                        select gen_random_uuid(), :app, 'android', t, sha256(convert_to(t, 'UTF8')), :user
+                        from unnest(cast(:tokens as text[])) as t""")
+                .param("app", app.appId()).param("user", user).param("tokens", tokens.toArray(String[]::new)).update();
+    }
+
+    private List<JsonNode> allRecipients(TestApp app, String id) {
+        List<JsonNode> all = new ArrayList<>();
+        for (int page = 1; ; page++) {
+            TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=200&page=" + page, app.serverKey());
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            r.json().path("data").forEach(all::add);
+            if (!r.json().path("pagination").path("has_more").asBoolean()) return all;
+        }
+    }
+}

@@ -2,6 +2,7 @@ package dev.pushservice.devices;
 
 import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
@@ -16,6 +17,11 @@ import com.nimbusds.jwt.SignedJWT;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestTokens;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
@@ -33,6 +39,9 @@ class DeviceRegistrationTests extends ApiTest {
 
     @Autowired
     JdbcClient jdbc;
+
+    @Autowired
+    DataSource dataSource;
 
     static String json(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
@@ -128,6 +137,43 @@ class DeviceRegistrationTests extends ApiTest {
                 .param("app", app.appId()).query(UUID.class).single()).isEqualTo(sourceUuid);
         assertThat(jdbc.sql("select count(*) from users where app_id = :app").param("app", app.appId())
                 .query(Integer.class).single()).isEqualTo(1);
+    }
+
+    /**
+     * The race behind {@link #concurrentRegistrationsOfOneStagedTokenClaimItOnce}, made certain: a
+     * transaction holding the staged record stands in for a claimer that has not committed yet. Both
+     * registrations must wait for it rather than insert the token under a random id (which loses the
+     * claim whenever such an insert reaches the token's index first).
+     */
+    @Test
+    void aClaimWaitsForAnotherClaimOfTheSameRecord() throws Exception {
+        TestApp app = newApp();
+        String token = TestTokens.apns();
+        UUID sourceUuid = UUID.randomUUID();
+        stage(app, "ios", token, "onesignal", sourceUuid.toString(), null, null, null);
+        String body = "{\"platform\":\"ios\",\"push_token\":\"" + token + "\"}";
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        List<Future<TestApi.Response>> results = new ArrayList<>();
+        try (Connection holder = dataSource.getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement(
+                    "select id from migration_staged_devices where app_id = ? for update")) {
+                lock.setObject(1, app.appId());
+                lock.executeQuery().close();
+            }
+            for (int i = 0; i < 2; i++) results.add(pool.submit(() -> register(app, body)));
+            await().atMost(Duration.ofSeconds(20)).until(() -> results.stream().allMatch(Future::isDone)
+                    || jdbc.sql("select count(*) from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")
+                            .query(Integer.class).single() >= 2);
+            holder.rollback();
+        }
+        List<TestApi.Response> responses = new ArrayList<>();
+        for (Future<TestApi.Response> f : results) responses.add(f.get(20, TimeUnit.SECONDS));
+        pool.shutdown();
+        assertThat(responses).extracting(TestApi.Response::status).containsExactlyInAnyOrder(200, 201);
+        assertThat(responses).extracting(r -> r.json().path("device_id").asString()).containsOnly(sourceUuid.toString());
+        assertThat(jdbc.sql("select claimed_device_id from migration_staged_devices where app_id = :app")
+                .param("app", app.appId()).query(UUID.class).single()).isEqualTo(sourceUuid);
     }
 
     @Test

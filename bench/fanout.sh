@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-100000}
 MIX=${2:-ios}
 CRASH=${3:-}
-PORT=${PORT:-18192}
+PORT=${PORT:-18293}
 if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then echo "port $PORT is in use; set PORT" >&2; exit 1; fi
 command -v psql >/dev/null || { echo "psql is needed (apt-get install postgresql-client)" >&2; exit 1; }
 DATA=$(mktemp -d /tmp/push-bench-fanout.XXXXXX)
@@ -55,17 +55,22 @@ api PATCH /v1/app/settings "$(cat "$PEERS/settings.json")" >/dev/null
 echo "loading $DEVICES devices ($MIX) ..."
 IOS=$DEVICES; ANDROID=0
 if [ "$MIX" = thirds ]; then IOS=$((DEVICES / 3)); ANDROID=$((DEVICES - IOS - WEB)); fi
+# devices registered over time (distinct created_at, as real registrations have): the fan-out pages by it
 $PG <<SQL
-insert into devices (id, app_id, platform, token, token_hash)
-select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea)
+insert into devices (id, app_id, platform, token, token_hash, created_at)
+select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea),
+       now() - interval '1 day' + g * interval '1 millisecond'
 from generate_series(1, $IOS) g;
-insert into devices (id, app_id, platform, token, token_hash)
-select gen_random_uuid(), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea)
+insert into devices (id, app_id, platform, token, token_hash, created_at)
+select gen_random_uuid(), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea),
+       now() - interval '2 days' + g * interval '1 millisecond'
 from generate_series(1, $ANDROID) g;
-create temp table web_subscriptions (token text);
-\copy web_subscriptions from '$PEERS/web-subscriptions.txt'
-insert into devices (id, app_id, platform, token, token_hash)
-select gen_random_uuid(), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')) from web_subscriptions;
+create temp table web_subscriptions (n serial, token text);
+\copy web_subscriptions (token) from '$PEERS/web-subscriptions.txt'
+insert into devices (id, app_id, platform, token, token_hash, created_at)
+select gen_random_uuid(), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')),
+       now() - interval '3 days' + n * interval '1 millisecond'
+from web_subscriptions;
 analyze devices;
 SQL
 PROBE=$($PG -Atc "select id from devices where app_id = '$APP' and platform = 'ios' order by created_at limit 1")

@@ -12,6 +12,7 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import dev.pushservice.audit.AuditLog;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -47,9 +48,13 @@ public class AppSettingsService {
     private final Cache<UUID, ZoneId> zones = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
 
+    private final AuditLog audit;
+
     AppSettingsService(AppSettingsRepository repository, JsonMapper json, SettingsSection<AppSettings.ApnsView> apns,
-                       SettingsSection<AppSettings.FcmView> fcm, SettingsSection<AppSettings.WebPushView> webpush) {
+                       SettingsSection<AppSettings.FcmView> fcm, SettingsSection<AppSettings.WebPushView> webpush,
+                       AuditLog audit) {
         this.repository = repository;
+        this.audit = audit;
         this.json = json;
         this.apns = apns;
         this.fcm = fcm;
@@ -104,9 +109,33 @@ public class AppSettingsService {
         in.check();
         repository.update(appId, name == null ? null : name.strip(), timezone, settings);
         changes.forEach(Runnable::run);
+        recordAudit(appId, in);
         identity.invalidate(appId);
         zones.invalidate(appId);
         return read(appId);
+    }
+
+    /**
+     * Audit entries naming what the body supplied (never the values): provider credentials as
+     * {@code credentials.update}, everything else as {@code settings.update}.
+     */
+    private void recordAudit(UUID appId, JsonInput in) {
+        List<String> settingsFields = new ArrayList<>();
+        List<String> credentialFields = new ArrayList<>();
+        for (String field : List.of("name", "timezone")) if (in.has(field)) settingsFields.add(field);
+        JsonNode identityBody = in.raw().get("identity_verification");
+        if (identityBody != null && identityBody.isObject()) {
+            identityBody.propertyNames().forEach(f -> settingsFields.add("identity_verification." + f));
+        }
+        for (SettingsSection<?> section : sections) {
+            JsonNode part = in.raw().get(section.name());
+            if (part == null) continue;
+            List<String> target = section == webpush ? settingsFields : credentialFields;
+            if (part.isObject() && !part.isEmpty()) part.propertyNames().forEach(f -> target.add(section.name() + "." + f));
+            else target.add(section.name());
+        }
+        if (!settingsFields.isEmpty()) audit.record(appId, "settings.update", "app", appId, settingsFields);
+        if (!credentialFields.isEmpty()) audit.record(appId, "credentials.update", "app", appId, credentialFields);
     }
 
     private void updateIdentity(JsonInput in, ObjectNode settings) {

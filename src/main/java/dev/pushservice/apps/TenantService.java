@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.List;
+import dev.pushservice.audit.AuditLog;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.UUID;
@@ -30,11 +31,13 @@ public class TenantService {
     private final TenantRepository repository;
     private final Clock clock;
     private final ApplicationEventPublisher events;
+    private final AuditLog audit;
 
-    TenantService(TenantRepository repository, Clock clock, ApplicationEventPublisher events) {
+    TenantService(TenantRepository repository, Clock clock, ApplicationEventPublisher events, AuditLog audit) {
         this.repository = repository;
         this.clock = clock;
         this.events = events;
+        this.audit = audit;
     }
 
     public Tenants.Organisation createOrganisation(String name) {
@@ -88,6 +91,8 @@ public class TenantService {
         Set<Scope> granted = kind.grantedScopes(scopes == null ? EnumSet.noneOf(Scope.class) : scopes);
         String label = name == null || name.isBlank() ? kind.value() + " key" : name.strip();
         Tenants.Key key = repository.insertKey(appId, kind, label, ApiKeys.hint(raw), ApiKeys.hash(raw), granted, expiresAt);
+        audit.record(appId, "key.create", "api_key", key.id(),
+                expiresAt == null ? List.of("kind", "name", "scopes") : List.of("kind", "name", "scopes", "expires_at"));
         return new Tenants.IssuedKey(key, raw);
     }
 
@@ -117,16 +122,21 @@ public class TenantService {
         Tenants.IssuedKey fresh = issueKey(old.appId(), kind, old.name(), scopes, old.expiresAt());
         if (grace == null || grace.isZero() || grace.isNegative()) {
             repository.revoke(keyId, fresh.key().id());
+            audit.record(old.appId(), "key.rotate", "api_key", keyId, List.of("revoked_at", "replaced_by"));
         } else {
             repository.expireAt(keyId, clock.instant().plus(grace), fresh.key().id());
+            audit.record(old.appId(), "key.rotate", "api_key", keyId, List.of("expires_at", "replaced_by"));
         }
         return fresh;
     }
 
     /** Revokes a key at once. Returns false when it was already revoked. */
+    @Transactional
     public boolean revokeKey(UUID keyId) {
-        key(keyId);
-        return repository.revoke(keyId, null);
+        Tenants.Key key = key(keyId);
+        boolean changed = repository.revoke(keyId, null);
+        if (changed) audit.record(key.appId(), "key.revoke", "api_key", keyId, List.of("revoked_at"));
+        return changed;
     }
 
     /**

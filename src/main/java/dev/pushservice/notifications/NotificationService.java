@@ -1,6 +1,7 @@
 package dev.pushservice.notifications;
 
 import com.github.kagkarlsson.scheduler.SchedulerClient;
+import dev.pushservice.audit.AuditLog;
 import dev.pushservice.events.EventReads;
 import dev.pushservice.events.NotificationReferences;
 import dev.pushservice.lifecycle.LifecycleEventRepository;
@@ -67,6 +68,7 @@ public class NotificationService implements NotificationReferences {
     private final TemplateService templates;
     private final LifecycleEventRepository lifecycle;
     private final SchedulerClient scheduler;
+    private final AuditLog audit;
     private final EventReads events;
     private final Clock clock;
     private final ObjectProvider<JobRunner> jobs;
@@ -74,9 +76,10 @@ public class NotificationService implements NotificationReferences {
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
                         LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
-                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery) {
+                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit) {
         this.jobs = jobs;
         this.delivery = delivery;
+        this.audit = audit;
         this.notifications = notifications;
         this.segments = segments;
         this.templates = templates;
@@ -158,6 +161,10 @@ public class NotificationService implements NotificationReferences {
         }
         // a draft gets its fan-out task when it is due (queueDueDrafts)
         if (!scheduled) enqueueFanOut(appId, id, request.priority());
+        List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
+        if (template != null) fields.add("template_id");
+        if (request.scheduledAt() != null) fields.add("scheduled_at");
+        audit.record(appId, "notification.create", "notification", id, fields);
         log.info("Notification {} created ({}, priority {}, target {})", id, status, request.priority(), target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
     }
@@ -283,6 +290,7 @@ public class NotificationService implements NotificationReferences {
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
         boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
         notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
+        audit.record(appId, "notification.cancel", "notification", id, List.of("status"));
         lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
                 Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
         log.info("Notification {} cancelled from {} ({} pending recipient(s) cancelled)", id, row.status(), cancelled);

@@ -1,5 +1,6 @@
 package dev.pushservice.segments;
 
+import dev.pushservice.audit.AuditLog;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
@@ -23,10 +24,12 @@ public class SegmentService {
 
     private final SegmentRepository segments;
     private final FilterCompiler compiler;
+    private final AuditLog audit;
 
-    SegmentService(SegmentRepository segments, FilterCompiler compiler) {
+    SegmentService(SegmentRepository segments, FilterCompiler compiler, AuditLog audit) {
         this.segments = segments;
         this.compiler = compiler;
+        this.audit = audit;
     }
 
     /** Creates a segment at version 1. Arguments are already validated. */
@@ -34,6 +37,8 @@ public class SegmentService {
     public SegmentView create(UUID appId, String name, String description, Filter filter) {
         UUID id = UUID.randomUUID();
         segments.insert(appId, id, name, description, FilterParser.toJson(filter));
+        audit.record(appId, "segment.create", "segment", id,
+                description == null ? List.of("name", "filter") : List.of("name", "description", "filter"));
         return get(appId, id);
     }
 
@@ -69,6 +74,11 @@ public class SegmentService {
                 .orElseThrow(() -> new InvalidInput("Segment is archived",
                         List.of(new Violation("segment_id", "an archived segment cannot be changed"))));
         segments.insertVersion(segmentId, version, name, description, filter);
+        List<String> changed = new java.util.ArrayList<>();
+        if (patch.name() != null) changed.add("name");
+        if (patch.description() != null || patch.clearDescription()) changed.add("description");
+        if (patch.filter() != null) changed.add("filter");
+        audit.record(appId, "segment.update", "segment", segmentId, changed);
         return get(appId, segmentId);
     }
 
@@ -76,7 +86,9 @@ public class SegmentService {
     @Transactional
     public SegmentView archive(UUID appId, UUID segmentId) {
         segments.archive(appId, segmentId);
-        return get(appId, segmentId);
+        SegmentView archived = get(appId, segmentId);
+        audit.record(appId, "segment.archive", "segment", segmentId, List.of("status"));
+        return archived;
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.pushservice.templates;
 
+import dev.pushservice.audit.AuditLog;
+import java.util.List;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.pagination.Page;
@@ -22,10 +24,12 @@ public class TemplateService {
 
     private final TemplateRepository templates;
     private final JsonMapper json;
+    private final AuditLog audit;
 
-    TemplateService(TemplateRepository templates, JsonMapper json) {
+    TemplateService(TemplateRepository templates, JsonMapper json, AuditLog audit) {
         this.templates = templates;
         this.json = json;
+        this.audit = audit;
     }
 
     /**
@@ -54,6 +58,7 @@ public class TemplateService {
     public TemplateView create(UUID appId, String name, String status, TemplateContent content) {
         UUID id = UUID.randomUUID();
         templates.insert(appId, id, name, status, json.writeValueAsString(content.toJson()));
+        audit.record(appId, "template.create", "template", id, List.of("name", "status", "content"));
         return get(appId, id);
     }
 
@@ -81,6 +86,11 @@ public class TemplateService {
                 name != null ? name : current.name(),
                 status != null ? status : current.status(),
                 content != null ? json.writeValueAsString(content.toJson()) : current.content());
+        List<String> changed = new java.util.ArrayList<>();
+        if (name != null) changed.add("name");
+        if (status != null) changed.add("status");
+        if (content != null) changed.add("content");
+        audit.record(appId, "template.update", "template", id, changed);
         return get(appId, id);
     }
 
@@ -93,6 +103,7 @@ public class TemplateService {
         if (!ARCHIVED.equals(current.status())) {
             version++;
             templates.addVersion(appId, id, version, current.name(), ARCHIVED, current.content());
+            audit.record(appId, "template.archive", "template", id, List.of("status"));
         }
         return new TemplateView.Deletion(id, true, ARCHIVED, version);
     }

@@ -1,5 +1,7 @@
 package dev.pushservice.users;
 
+import dev.pushservice.audit.AuditLog;
+import java.util.List;
 import dev.pushservice.devices.DeviceService;
 import dev.pushservice.platform.domain.NotFound;
 import java.util.Map;
@@ -20,11 +22,13 @@ class UserService {
     private final UserRepository users;
     private final DeviceService devices;
     private final JsonMapper json;
+    private final AuditLog audit;
 
-    UserService(UserRepository users, DeviceService devices, JsonMapper json) {
+    UserService(UserRepository users, DeviceService devices, JsonMapper json, AuditLog audit) {
         this.users = users;
         this.devices = devices;
         this.json = json;
+        this.audit = audit;
     }
 
     /**
@@ -50,6 +54,12 @@ class UserService {
     UserView patch(UUID appId, String externalUserId, Patch patch) {
         users.patch(appId, externalUserId, patch.locale(), patch.setLocale(), patch.timezone(), patch.setTimezone(),
                 patch.tags(), patch.properties());
+        List<String> changed = new java.util.ArrayList<>();
+        if (patch.setLocale()) changed.add("locale");
+        if (patch.setTimezone()) changed.add("timezone");
+        if (patch.tags() != null) changed.add("tags");
+        if (patch.properties() != null) changed.add("properties");
+        audit.record(appId, "user.update", "user", externalUserId, changed);
         return get(appId, externalUserId);
     }
 
@@ -59,6 +69,7 @@ class UserService {
         UUID userId = users.lockId(appId, externalUserId).orElseThrow(UserService::notFound);
         int disabled = devices.detachUser(appId, userId);
         users.delete(appId, userId);
+        audit.record(appId, "user.delete", "user", externalUserId);
         return disabled;
     }
 

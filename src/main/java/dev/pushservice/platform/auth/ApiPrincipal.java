@@ -9,6 +9,9 @@ import java.util.UUID;
  */
 public record ApiPrincipal(UUID keyId, UUID appId, UUID orgId, KeyKind kind, Set<Scope> scopes) {
 
+    /** The request attribute holding the authenticated caller of a {@code /v1} request. */
+    public static final String REQUEST_ATTRIBUTE = ApiPrincipal.class.getName();
+
     public boolean has(Scope scope) {
         return scopes.contains(scope);
     }

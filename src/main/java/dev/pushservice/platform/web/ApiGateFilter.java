@@ -36,7 +36,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 @Order(Ordered.HIGHEST_PRECEDENCE + 10)
 class ApiGateFilter extends OncePerRequestFilter {
 
-    static final String PRINCIPAL_ATTRIBUTE = ApiPrincipal.class.getName();
+    static final String PRINCIPAL_ATTRIBUTE = ApiPrincipal.REQUEST_ATTRIBUTE;
 
     private final long maxBytes;
     private final ApiKeyResolver keys;

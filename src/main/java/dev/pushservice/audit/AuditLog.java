@@ -1,0 +1,80 @@
+package dev.pushservice.audit;
+
+import dev.pushservice.platform.auth.ApiPrincipal;
+import dev.pushservice.platform.requestid.RequestIds;
+import jakarta.servlet.http.HttpServletRequest;
+import java.time.Clock;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import org.springframework.context.ApplicationContext;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.context.WebApplicationContext;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+/**
+ * Appends audit entries (see the package documentation). Call {@link #record} inside the
+ * transaction of the change ({@link Propagation#MANDATORY}: without one it throws, so an entry is
+ * never written apart from its change). Thread-safe.
+ */
+@Component
+public class AuditLog {
+
+    /**
+     * Who made a change: {@code api_key} (with the key's id and kind), {@code cli} or {@code system}.
+     */
+    public record Actor(String type, UUID keyId, String keyKind) {
+        public static final Actor CLI = new Actor("cli", null, null);
+        public static final Actor SYSTEM = new Actor("system", null, null);
+
+        static Actor of(ApiPrincipal principal) {
+            return new Actor("api_key", principal.keyId(), principal.kind().value());
+        }
+    }
+
+    private final AuditRepository entries;
+    private final Clock clock;
+    private final boolean cli;
+
+    AuditLog(AuditRepository entries, Clock clock, ApplicationContext context) {
+        this.entries = entries;
+        this.clock = clock;
+        // the admin CLI runs the application without a web server; the service always has one
+        this.cli = !(context instanceof WebApplicationContext);
+    }
+
+    /**
+     * Appends one entry for the app {@code appId}: {@code action} (such as {@code segment.update})
+     * on {@code targetType}/{@code targetId}, naming the fields that changed (names only, never values).
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(UUID appId, String action, String targetType, Object targetId, Collection<String> changedFields) {
+        Objects.requireNonNull(appId, "appId");
+        HttpServletRequest request = currentRequest();
+        Actor actor = actor(request);
+        String requestId = request == null ? null : RequestIds.current(request);
+        entries.insert(appId, clock.instant(), actor, action, targetType, String.valueOf(targetId), requestId,
+                changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList());
+    }
+
+    /** {@link #record(UUID, String, String, Object, Collection)} with no changed fields to name. */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(UUID appId, String action, String targetType, Object targetId) {
+        record(appId, action, targetType, targetId, List.of());
+    }
+
+    private Actor actor(HttpServletRequest request) {
+        if (request != null && request.getAttribute(ApiPrincipal.REQUEST_ATTRIBUTE) instanceof ApiPrincipal p) {
+            return Actor.of(p);
+        }
+        return cli ? Actor.CLI : Actor.SYSTEM;
+    }
+
+    private static HttpServletRequest currentRequest() {
+        return RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes a ? a.getRequest() : null;
+    }
+}

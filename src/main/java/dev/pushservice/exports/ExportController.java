@@ -5,6 +5,8 @@ import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -67,8 +69,8 @@ class ExportController {
 
     @GetMapping
     @Authorize(Scope.NOTIFICATIONS_READ)
-    Map<String, List<ExportView>> list(ApiPrincipal caller) {
-        return Map.of("data", exports.newest(caller.appId()));
+    Page<ExportView> list(ApiPrincipal caller, PageRequest page) {
+        return exports.newest(caller.appId(), page);
     }
 
     @GetMapping("/{export_id}/download")

@@ -77,9 +77,10 @@ class ExportRepository {
                 .param("app", appId).param("id", id).query(this::row).optional();
     }
 
-    List<Row> newest(UUID appId, int limit) {
-        return jdbc.sql("select " + COLUMNS + " from exports where app_id = :app order by created_at desc, id desc limit :limit")
-                .param("app", appId).param("limit", limit).query(this::row).list();
+    List<Row> newest(UUID appId, int limit, long offset) {
+        return jdbc.sql("select " + COLUMNS + " from exports where app_id = :app order by created_at desc, id desc"
+                        + " limit :limit offset :offset")
+                .param("app", appId).param("limit", limit).param("offset", offset).query(this::row).list();
     }
 
     /** Starts (or restarts) a run: the previous attempt's chunks go, counters reset. */

@@ -6,6 +6,8 @@ import dev.pushservice.notifications.NotificationService;
 import dev.pushservice.platform.domain.Conflict;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.segments.FilterCompiler;
 import dev.pushservice.segments.SegmentService;
 import dev.pushservice.segments.SegmentVersion;
@@ -81,8 +83,12 @@ class ExportService {
         return view(exports.find(appId, id).orElseThrow());
     }
 
-    List<ExportView> newest(UUID appId) {
-        return exports.newest(appId, LIST_LIMIT).stream().map(this::view).toList();
+    /** One page of the {@value #LIST_LIMIT} newest exports; pages never reach past them. */
+    Page<ExportView> newest(UUID appId, PageRequest page) {
+        long remaining = LIST_LIMIT - page.offset();
+        if (remaining <= 0) return Page.of(List.of(), page);
+        int fetch = (int) Math.min(page.fetchSize(), remaining);
+        return Page.of(exports.newest(appId, fetch, page.offset()).stream().map(this::view).toList(), page);
     }
 
     /** A downloadable export's file, or why not: 404 (not the app's), 409 (not ready, failed or expired). */

@@ -240,22 +240,20 @@ class ExportRepository {
      */
     void stream(Query query, Consumer<String[]> sink) {
         if (query.compiledFilter()) jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        cursor.query(query.sql(), query.params(), new RowCallbackHandler() {
-            private String[] kinds;
-            private String[] values;
-
-            @Override
-            public void processRow(ResultSet rs) throws SQLException {
-                if (kinds == null) {
-                    ResultSetMetaData md = rs.getMetaData();
-                    kinds = new String[md.getColumnCount()];
-                    for (int i = 0; i < kinds.length; i++) kinds[i] = md.getColumnTypeName(i + 1);
-                    values = new String[kinds.length];
-                }
-                for (int i = 0; i < kinds.length; i++) values[i] = text(rs, i + 1, kinds[i]);
-                sink.accept(values);
+        String[][] kinds = {null};
+        String[][] values = {null};
+        // a lambda, not a class: the row handler stays part of this repository
+        RowCallbackHandler rows = rs -> {
+            if (kinds[0] == null) {
+                ResultSetMetaData md = rs.getMetaData();
+                kinds[0] = new String[md.getColumnCount()];
+                for (int i = 0; i < kinds[0].length; i++) kinds[0][i] = md.getColumnTypeName(i + 1);
+                values[0] = new String[kinds[0].length];
             }
-        });
+            for (int i = 0; i < kinds[0].length; i++) values[0][i] = text(rs, i + 1, kinds[0][i]);
+            sink.accept(values[0]);
+        };
+        cursor.query(query.sql(), query.params(), rows);
     }
 
     private static String text(ResultSet rs, int column, String kind) throws SQLException {

@@ -52,6 +52,9 @@ class AdminCliTests extends ApiTest {
     @TempDir
     Path dataDir;
 
+    @org.springframework.beans.factory.annotation.Autowired
+    org.springframework.jdbc.core.simple.JdbcClient jdbc;
+
     @AfterAll
     static void stopPool() {
         PARALLEL.shutdownNow();
@@ -96,6 +99,12 @@ class AdminCliTests extends ApiTest {
         assertThat(settings.path("apns").path("bundle_id").asString()).isEqualTo("com.example.cli");
         // the service opens what the CLI sealed
         assertThat(fcmCredentials.find(app.appId()).orElseThrow().credentials().projectId()).isEqualTo("cli-proj");
+        // audited once, as the CLI, by field name only; refused runs changed nothing and left nothing
+        assertThat(jdbc.sql("""
+                        select actor || ' ' || action || ' ' || array_to_string(changed_fields, ';')
+                        from audit_log where app_id = :app and action = 'credentials.update'""")
+                .param("app", app.appId()).query(String.class).list())
+                .containsExactly("cli credentials.update apns.bundle_id;apns.environment;apns.token;fcm.service_account");
     }
 
     @org.springframework.beans.factory.annotation.Autowired
@@ -248,6 +257,22 @@ class AdminCliTests extends ApiTest {
         assertThat(rotateRevoked.exit()).as(rotateRevoked.toString()).isEqualTo(1);
         assertThat(rotateRevoked.err()).startsWith("Error: Key " + secondId + " is revoked; only an active key can be rotated\n");
         assertOneLineError(rotateRevoked);
+
+        // the audit log: what the CLI changed, as "cli"; the refused and no-op runs left nothing
+        String thirdId = tenants.keys(app.appId()).stream().filter(k -> k.hint().equals(dev.pushservice.platform.auth.ApiKeys.hint(third)))
+                .findFirst().orElseThrow().id().toString();
+        List<String> audited = jdbc.sql("""
+                        select actor || ' ' || action || ' ' || target_id || ' ' || array_to_string(changed_fields, ';')
+                        from audit_log where app_id = :app and actor = 'cli' order by id""")
+                .param("app", app.appId()).query(String.class).list();
+        assertThat(audited).containsExactly(
+                "cli key.create " + secondId + " kind;name;scopes",
+                "cli key.rotate " + original.key().id() + " replaced_by;revoked_at",
+                "cli key.create " + thirdId + " kind;name;scopes",
+                "cli key.rotate " + secondId + " expires_at;replaced_by",
+                "cli key.revoke " + secondId + " revoked_at");
+        assertThat(jdbc.sql("select count(*) from audit_log where app_id = :app and (request_id is not null or key_id is not null)"
+                + " and actor = 'cli'").param("app", app.appId()).query(Long.class).single()).isZero();
     }
 
     @Test

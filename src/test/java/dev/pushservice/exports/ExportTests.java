@@ -203,8 +203,9 @@ class ExportTests extends ApiTest {
         String first = notification(app);
         String second = notification(app);
         for (String n : List.of(first, second)) {
-            await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() ->
-                    !api.get("/v1/notifications/" + n, app.serverKey()).json().path("recipient_count").isNull());
+            // terminal: every recipient's status is final, so the file and the API agree
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> Set.of("completed", "failed", "cancelled")
+                    .contains(api.get("/v1/notifications/" + n, app.serverKey()).json().path("status").asString()));
         }
 
         List<Map<String, String>> messages = rows(file(app, export(app, "{\"type\":\"message\"}"), ExportType.MESSAGE));

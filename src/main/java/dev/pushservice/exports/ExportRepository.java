@@ -33,7 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
 class ExportRepository {
 
     /** Rows fetched per round trip by the export cursor. */
-    static final int FETCH_SIZE = 2000;
+    static final int FETCH_SIZE = 5000;
 
     private final JdbcClient jdbc;
     private final NamedParameterJdbcTemplate cursor;
@@ -240,6 +240,8 @@ class ExportRepository {
      */
     void stream(Query query, Consumer<String[]> sink) {
         if (query.compiledFilter()) jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        jdbc.sql("set local timezone = 'UTC'").update();
+        jdbc.sql("set local datestyle = 'ISO, YMD'").update();
         String[][] kinds = {null};
         String[][] values = {null};
         // a lambda, not a class: the row handler stays part of this repository
@@ -258,9 +260,16 @@ class ExportRepository {
 
     private static String text(ResultSet rs, int column, String kind) throws SQLException {
         switch (kind) {
-            case "timestamptz", "timestamp" -> {
-                OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-                return t == null ? null : t.toInstant().toString();
+            case "timestamptz" -> {
+                // PostgreSQL's ISO output in UTC (set in stream()), "2026-11-24 02:26:08.150037+00", made
+                // ISO 8601 by two character edits: parsing it into a Java time and printing it again
+                // took a quarter of a large export's time
+                String t = rs.getString(column);
+                if (t == null) return null;
+                if (!t.endsWith("+00") || t.length() < 20 || t.charAt(10) != ' ') {
+                    return rs.getObject(column, OffsetDateTime.class).toInstant().toString();
+                }
+                return t.substring(0, 10) + 'T' + t.substring(11, t.length() - 3) + 'Z';
             }
             case "bool" -> {
                 boolean b = rs.getBoolean(column);

@@ -460,6 +460,9 @@ class AdminCliTests extends ApiTest {
         List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 // start-up speed over peak performance: these JVMs live for seconds
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+                // no hsperfdata file: a file of the same pid left locked by a JVM in another pid
+                // namespace makes the JVM print a warning on stdout, which the tests read
+                "-XX:-UsePerfData",
                 "-cp", System.getProperty("java.class.path"), "dev.pushservice.PushServiceApplication", "admin"));
         command.addAll(args);
         ProcessBuilder builder = new ProcessBuilder(command);

@@ -1,5 +1,7 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.RenderedContent;
 import dev.pushservice.templates.Renderer;

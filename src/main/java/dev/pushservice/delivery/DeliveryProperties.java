@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;

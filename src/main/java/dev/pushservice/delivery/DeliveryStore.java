@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.templates.Renderer;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.Platform;
 import java.time.Clock;
 import java.time.Duration;

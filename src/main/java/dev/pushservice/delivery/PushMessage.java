@@ -1,5 +1,7 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Platform;
 import java.util.List;
 import java.util.Map;

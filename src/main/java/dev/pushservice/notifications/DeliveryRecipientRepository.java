@@ -3,7 +3,7 @@ package dev.pushservice.notifications;
 import dev.pushservice.delivery.DeliveryReasons;
 import dev.pushservice.delivery.DeliveryStore.Claimed;
 import dev.pushservice.delivery.DeliveryStore.QueueStats;
-import dev.pushservice.delivery.Priority;
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.db.DeliveryDatabase;
 import dev.pushservice.platform.jobs.DeadLetterRepository;
 import dev.pushservice.platform.rules.Platform;

@@ -1,5 +1,7 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
@@ -88,8 +90,8 @@ record NotificationRequest(
         }
     }
 
-    static final Set<String> PRIORITIES = Set.of("transactional", "high", "normal", "bulk");
-    static final Set<String> LEVELS = Set.of("passive", "active", "time_sensitive", "critical");
+    static final Set<String> PRIORITIES = Priority.WIRE_VALUES;
+    static final Set<String> LEVELS = InterruptionLevel.WIRE_VALUES;
     static final Set<String> TARGET_TYPES = Set.of("all", "device", "user", "tag", "segment");
 
     /** The fields of the spec's table: only these count for the idempotency hash. */

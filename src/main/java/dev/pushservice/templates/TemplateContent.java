@@ -1,5 +1,6 @@
 package dev.pushservice.templates;
 
+import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.TextRules;
@@ -19,7 +20,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public record TemplateContent(String title, String body, String clickUrl, JsonNode data, String interruptionLevel) {
 
-    static final Set<String> INTERRUPTION_LEVELS = Set.of("passive", "active", "time_sensitive", "critical");
+    static final Set<String> INTERRUPTION_LEVELS = InterruptionLevel.WIRE_VALUES;
 
     /**
      * Reads content from {@code in} (the {@code content} object) with every rule: types, lengths,

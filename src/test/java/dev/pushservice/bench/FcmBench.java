@@ -2,8 +2,8 @@ package dev.pushservice.bench;
 
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
-import dev.pushservice.delivery.InterruptionLevel;
-import dev.pushservice.delivery.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.fcm.FcmCredentials;
 import dev.pushservice.delivery.fcm.FcmProperties;

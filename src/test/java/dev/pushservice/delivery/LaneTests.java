@@ -1,5 +1,7 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,5 +1,7 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import static dev.pushservice.support.ApiAssertions.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,6 +1,6 @@
 package dev.pushservice.delivery.fcm;
 
-import dev.pushservice.delivery.InterruptionLevel;
+import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.platform.json.JsonInput;
 import java.util.Locale;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
-import dev.pushservice.delivery.InterruptionLevel;
-import dev.pushservice.delivery.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.rules.Platform;

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
-import dev.pushservice.delivery.InterruptionLevel;
-import dev.pushservice.delivery.Priority;
+import dev.pushservice.platform.rules.InterruptionLevel;
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Answer;

@@ -27,6 +27,8 @@ public class LifecycleEventRepository {
         NOTIFICATION_COMPLETED("notification.completed"),
         NOTIFICATION_FAILED("notification.failed"),
         NOTIFICATION_CANCELLED("notification.cancelled"),
+        /** A new device (written by the {@code devices_registered} trigger of V16, in the registering transaction). */
+        DEVICE_REGISTERED("device.registered"),
         /** A provider said a device's token is invalid (written by delivery). */
         DEVICE_INVALIDATED("device.invalidated");
 

@@ -57,6 +57,9 @@ public abstract class ApiTest {
         registry.add("push.bootstrap.enabled", () -> "false");
         // small fan-out pages, so a handful of devices already spans several pages
         registry.add("push.notifications.fanout-page-size", () -> "4");
+        // webhooks to the tests' loopback receivers, with a timeout a test can wait out
+        registry.add("push.webhooks.allow-insecure", () -> "true");
+        registry.add("push.webhooks.timeout", () -> "2s");
     }
 
     @org.junit.jupiter.api.BeforeEach

@@ -1,0 +1,200 @@
+package dev.pushservice.webhooks;
+
+import dev.pushservice.platform.config.PushProperties;
+import dev.pushservice.platform.config.Role;
+import dev.pushservice.platform.crypto.SecretBox;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The webhook worker (role {@code worker}): one thread that, every poll interval and whenever an
+ * attempt finishes, relays new lifecycle facts into {@code webhook_deliveries}
+ * ({@link WebhookRepository#relay}) and claims due deliveries ({@link WebhookRepository#claim}); each
+ * claimed attempt runs on its own virtual thread through {@link WebhookSender}.
+ *
+ * <p>Isolation: at most {@link WebhookProperties#perEndpointConcurrency()} attempts per endpoint and
+ * {@link WebhookProperties#maxInFlight()} in all are in flight from one instance; the claim skips an
+ * endpoint whose slots are full, so a slow or dead endpoint holds only its own slots (each for at
+ * most the timeout) and never delays another endpoint, the API or notification delivery (own
+ * threads, own HTTP client, a short transaction per claim and per outcome).
+ *
+ * <p>Outcomes ({@link Schedule}): 2xx succeeds; 410 fails the delivery and disables the endpoint;
+ * anything else (3xx included: redirects are not followed, 429, 5xx, other 4xx, timeouts, refused
+ * addresses) is retried on the schedule, or after {@code Retry-After} when the endpoint gives one on
+ * a 429 or 5xx; after the last attempt the delivery is failed. An endpoint whose attempts have all
+ * failed for {@link WebhookProperties#disableAfter()} is disabled with the reason on its read.
+ */
+@Component
+class WebhookDispatcher implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(WebhookDispatcher.class);
+    /** Facts relayed per pass, and the window re-read behind the cursor (see the relay). */
+    static final int RELAY_BATCH = 5000;
+    static final int RELAY_REREAD = 1000;
+
+    private final WebhookRepository repository;
+    private final TransactionTemplate transaction;
+    private final SecretBox secrets;
+    private final WebhookProperties properties;
+    private final Clock clock;
+    private final boolean enabled;
+    private final Map<UUID, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    private final Semaphore capacity;
+    private final Object wake = new Object();
+    private volatile boolean running;
+    private Thread loop;
+    private ExecutorService attempts;
+    private WebhookSender sender;
+
+    WebhookDispatcher(WebhookRepository repository, TransactionTemplate transaction, SecretBox secrets,
+                      WebhookProperties properties, PushProperties push, Clock clock) {
+        this.repository = repository;
+        this.transaction = transaction;
+        this.secrets = secrets;
+        this.properties = properties;
+        this.clock = clock;
+        this.enabled = push.hasRole(Role.WORKER);
+        this.capacity = new Semaphore(properties.maxInFlight());
+    }
+
+    @Override
+    public void start() {
+        if (!enabled || running) return;
+        sender = new WebhookSender(properties, clock);
+        attempts = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("webhook-attempt-", 0).factory());
+        running = true;
+        loop = Thread.ofPlatform().name("webhook-dispatcher").daemon().start(this::run);
+    }
+
+    private void run() {
+        while (running) {
+            try {
+                int relayed = transaction.execute(s -> repository.relay(RELAY_BATCH, RELAY_REREAD, clock.instant()));
+                int claimed = claimAndSend();
+                if (relayed < RELAY_BATCH && claimed == 0) {
+                    synchronized (wake) {
+                        wake.wait(properties.pollInterval().toMillis());
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                log.warn("Webhook dispatch pass failed; retrying in {}: {}", properties.pollInterval(), e.toString());
+                sleep(properties.pollInterval());
+            }
+        }
+    }
+
+    private int claimAndSend() {
+        int free = capacity.availablePermits();
+        if (free == 0) return 0;
+        Map<UUID, Integer> busy = new java.util.HashMap<>();
+        inFlight.forEach((id, n) -> {
+            if (n.get() > 0) busy.put(id, n.get());
+        });
+        Instant now = clock.instant();
+        Instant lease = now.plus(properties.timeout()).plus(properties.timeout()).plusSeconds(30);
+        List<WebhookRepository.Claimed> claimed = transaction.execute(s ->
+                repository.claim(busy, properties.perEndpointConcurrency(), free, now, lease));
+        for (WebhookRepository.Claimed c : claimed) {
+            capacity.acquireUninterruptibly();
+            inFlight.computeIfAbsent(c.webhookId(), k -> new AtomicInteger()).incrementAndGet();
+            attempts.execute(() -> {
+                try {
+                    attempt(c);
+                } catch (RuntimeException e) {
+                    log.warn("Webhook attempt {} could not be recorded; it runs again after its lease: {}", c.deliveryId(), e.toString());
+                } finally {
+                    inFlight.get(c.webhookId()).decrementAndGet();
+                    capacity.release();
+                    synchronized (wake) {
+                        wake.notifyAll();
+                    }
+                }
+            });
+        }
+        return claimed.size();
+    }
+
+    private void attempt(WebhookRepository.Claimed c) {
+        List<String> keys = new ArrayList<>(2);
+        String context = WebhookService.secretContext(c.webhookId());
+        keys.add(new String(secrets.open(c.secret(), context), StandardCharsets.UTF_8));
+        if (c.previousSecret() != null && c.previousSecretUntil() != null && clock.instant().isBefore(c.previousSecretUntil())) {
+            keys.add(new String(secrets.open(c.previousSecret(), context), StandardCharsets.UTF_8));
+        }
+        WebhookSender.Answer answer = sender.send(c.url(), c.deliveryId(), c.body(), keys);
+        Instant now = clock.instant();
+        Schedule.Outcome outcome = Schedule.judge(answer, c.attempts(), now);
+        transaction.executeWithoutResult(s -> {
+            repository.recordAttempt(c.deliveryId(), outcome.succeeded(), answer.status() == 0 ? null : answer.status(),
+                    answer.error() != null ? answer.error() : outcome.error(), answer.latencyMillis(), outcome.nextAttemptAt(), now);
+            if (outcome.succeeded()) {
+                repository.endFailureStreak(c.webhookId());
+            } else if (outcome.disableReason() != null) {
+                repository.disable(c.webhookId(), outcome.disableReason(), now);
+            } else {
+                Instant since = repository.failing(c.webhookId(), now);
+                if (!since.plus(properties.disableAfter()).isAfter(now)) {
+                    repository.disable(c.webhookId(), "every attempt has failed since " + since + " (longer than "
+                            + properties.disableAfter() + ")", now);
+                }
+            }
+        });
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (!running) return;
+        running = false;
+        synchronized (wake) {
+            wake.notifyAll();
+        }
+        try {
+            loop.join(Duration.ofSeconds(5));
+            attempts.shutdown();
+            // an attempt cut short here is retried after its lease by another instance or the next start
+            attempts.awaitTermination(properties.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        sender.close();
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Stops before the database pool closes and after the web server. */
+    @Override
+    public int getPhase() {
+        return SmartLifecycle.DEFAULT_PHASE - 4096;
+    }
+}

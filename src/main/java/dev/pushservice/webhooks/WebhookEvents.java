@@ -1,0 +1,37 @@
+package dev.pushservice.webhooks;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The event catalogue: every kind an endpoint can subscribe to, in one list (documented in
+ * {@code docs/api-decisions.md} "Webhooks" and the {@code WebhookEventKind} schema of the contract).
+ * Every kind but {@code webhook.test} is a fact of the {@code lifecycle_events} outbox with the same
+ * name. {@code *} subscribes to every kind, including kinds added later.
+ */
+final class WebhookEvents {
+
+    static final String WILDCARD = "*";
+    static final String TEST = "webhook.test";
+
+    /** Subscribable kinds. Reserved kinds (exports, journeys) are listed once their features record them. */
+    static final List<String> CATALOGUE = List.of(
+            "notification.created",
+            "notification.queued",
+            "notification.processing",
+            "notification.completed",
+            "notification.failed",
+            "notification.cancelled",
+            "device.registered",
+            "device.invalidated",
+            TEST);
+
+    private static final Set<String> KNOWN = Set.copyOf(CATALOGUE);
+
+    static boolean subscribable(String kind) {
+        return WILDCARD.equals(kind) || KNOWN.contains(kind);
+    }
+
+    private WebhookEvents() {
+    }
+}

@@ -1,0 +1,171 @@
+package dev.pushservice.webhooks;
+
+import dev.pushservice.platform.crypto.SecretBox;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.domain.Violation;
+import dev.pushservice.platform.pagination.Page;
+import dev.pushservice.platform.pagination.PageRequest;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/**
+ * Webhook endpoints of an app: create, list, change, rotate, delete, queue a test, read recent
+ * deliveries. Owns the URL rule (HTTPS; no loopback, private or link-local literal or local name
+ * unless {@code PUSH_WEBHOOKS_ALLOW_INSECURE}) and the secrets: 32 random bytes shown once as
+ * {@code whsec_<base64>}, stored sealed by {@link SecretBox} under the webhook's id. Thread-safe.
+ */
+@Service
+public class WebhookService {
+
+    static final int URL_MAX = 2048;
+    static final int DESCRIPTION_MAX = 500;
+    static final int EVENTS_MAX = 50;
+    static final int RECENT_DELIVERIES = 50;
+
+    private final WebhookRepository webhooks;
+    private final SecretBox secrets;
+    private final WebhookProperties properties;
+    private final Clock clock;
+    private final SecureRandom random = new SecureRandom();
+
+    WebhookService(WebhookRepository webhooks, SecretBox secrets, WebhookProperties properties, Clock clock) {
+        this.webhooks = webhooks;
+        this.secrets = secrets;
+        this.properties = properties;
+        this.clock = clock;
+    }
+
+    static String secretContext(UUID webhookId) {
+        return "webhook:" + webhookId + ":secret";
+    }
+
+    /** A parsed create or update body; null fields are left unchanged by an update. */
+    record Changes(String url, boolean descriptionGiven, String description, List<String> events, Boolean enabled,
+                   boolean rotateSecret) {
+    }
+
+    @Transactional
+    public WebhookView.WithSecret create(UUID appId, Changes in) {
+        checkUrl(in.url());
+        UUID id = UUID.randomUUID();
+        String secret = newSecret();
+        Instant now = clock.instant();
+        boolean enabled = in.enabled() == null || in.enabled();
+        webhooks.insert(appId, id, in.url(), in.description(), in.events(), enabled,
+                secrets.seal(secret.getBytes(StandardCharsets.UTF_8), secretContext(id)), now);
+        return view(webhooks.find(appId, id, false).orElseThrow()).withSecret(secret);
+    }
+
+    @Transactional(readOnly = true)
+    public Page<WebhookView> list(UUID appId, PageRequest page) {
+        return Page.of(webhooks.list(appId, page).stream().map(WebhookService::view).toList(), page);
+    }
+
+    /** Applies the changes; returns the view, with the new secret when it was rotated. */
+    @Transactional
+    public Object update(UUID appId, UUID id, Changes in) {
+        WebhookRepository.Row row = webhooks.find(appId, id, true).orElseThrow(() -> new NotFound("webhook"));
+        if (in.url() != null) checkUrl(in.url());
+        Instant now = clock.instant();
+        webhooks.update(appId, id,
+                in.url() != null ? in.url() : row.url(),
+                in.descriptionGiven() ? in.description() : row.description(),
+                in.events() != null ? in.events() : row.events(),
+                in.enabled() != null ? in.enabled() : row.enabled(), now);
+        String secret = null;
+        if (in.rotateSecret()) {
+            secret = newSecret();
+            webhooks.rotate(appId, id, secrets.seal(secret.getBytes(StandardCharsets.UTF_8), secretContext(id)),
+                    now.plus(properties.rotationGrace()), now);
+        }
+        WebhookView view = view(webhooks.find(appId, id, false).orElseThrow());
+        return secret == null ? view : view.withSecret(secret);
+    }
+
+    @Transactional
+    public WebhookView.Deletion delete(UUID appId, UUID id) {
+        if (!webhooks.delete(appId, id)) throw new NotFound("webhook");
+        return new WebhookView.Deletion(id, true);
+    }
+
+    /** Queues a signed {@code webhook.test}, whatever the webhook subscribes to (sent once it is enabled). */
+    @Transactional
+    public WebhookView.Queued test(UUID appId, UUID id) {
+        webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
+        UUID delivery = UUID.randomUUID();
+        webhooks.queueTest(appId, id, delivery, clock.instant());
+        return new WebhookView.Queued(id, delivery, WebhookEvents.TEST, "queued");
+    }
+
+    @Transactional(readOnly = true)
+    public WebhookView.Deliveries deliveries(UUID appId, UUID id) {
+        webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
+        return new WebhookView.Deliveries(id, webhooks.recentDeliveries(appId, id, RECENT_DELIVERIES).stream()
+                .map(d -> new WebhookView.Delivery(d.id(), d.eventType(), d.status(), d.attempts(), d.lastStatusCode(),
+                        d.lastError(), d.lastLatencyMs(), d.lastAttemptAt(), d.nextAttemptAt(), d.createdAt()))
+                .toList());
+    }
+
+    private static WebhookView view(WebhookRepository.Row r) {
+        return new WebhookView(r.id(), r.url(), r.description(), r.events(), r.enabled(), r.disabledReason(),
+                r.createdAt(), r.updatedAt());
+    }
+
+    private String newSecret() {
+        byte[] key = new byte[32];
+        random.nextBytes(key);
+        return "whsec_" + Base64.getEncoder().encodeToString(key);
+    }
+
+    /** The URL rule at creation and update (delivery checks the resolved address again). */
+    void checkUrl(String url) {
+        List<Violation> problems = new ArrayList<>();
+        URI uri = null;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            problems.add(new Violation("url", "must be an absolute https:// URL"));
+        }
+        if (uri != null) {
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            boolean schemeOk = scheme.equals("https") || (properties.allowInsecure() && scheme.equals("http"));
+            if (!schemeOk || uri.getHost() == null || uri.getRawAuthority() == null) {
+                problems.add(new Violation("url", properties.allowInsecure()
+                        ? "must be an absolute http:// or https:// URL with a host"
+                        : "must be an absolute https:// URL with a host"));
+            } else if (uri.getRawUserInfo() != null) {
+                problems.add(new Violation("url", "must not contain credentials"));
+            } else if (!properties.allowInsecure() && localTarget(uri.getHost())) {
+                problems.add(new Violation("url", "must not point to a loopback, private, link-local or reserved address"));
+            }
+        }
+        if (!problems.isEmpty()) throw new InvalidInput(problems);
+    }
+
+    /** A local name or an address literal that delivery would refuse (no DNS lookup here). */
+    private static boolean localTarget(String host) {
+        if (TargetAddresses.localName(host)) return true;
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        boolean literal = h.contains(":") || h.matches("[0-9.]+");
+        if (!literal) return false;
+        try {
+            return TargetAddresses.forbidden(InetAddress.getByName(h));
+        } catch (UnknownHostException e) {
+            return true;
+        }
+    }
+}

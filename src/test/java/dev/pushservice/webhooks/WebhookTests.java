@@ -1,0 +1,375 @@
+package dev.pushservice.webhooks;
+
+import static dev.pushservice.support.ApiAssertions.assertError;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.standardwebhooks.Webhook;
+import com.standardwebhooks.exceptions.WebhookVerificationException;
+import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Webhooks through the API with a real HTTP receiver on loopback: CRUD and secrets shown once,
+ * 404 across apps, 422s, Standard Webhooks signatures checked by the official Java library,
+ * rotation's two signatures, retries (Retry-After, timeout) with a stable {@code webhook-id}, 410,
+ * redirects, isolation of a dead endpoint, and events from real actions.
+ */
+class WebhookTests extends ApiTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private Receiver receiver;
+
+    @BeforeEach
+    void startReceiver() {
+        receiver = new Receiver();
+    }
+
+    @AfterEach
+    void stopReceiver() {
+        receiver.close();
+    }
+
+    // --- helpers -------------------------------------------------------------------------------
+
+    private JsonNode create(TestApp app, String path, String events) {
+        TestApi.Response r = api.post("/v1/webhooks", app.serverKey(),
+                "{\"url\":\"" + receiver.url(path) + "\",\"description\":\"test\",\"events\":" + events + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return r.json();
+    }
+
+    private TestApi.Response postEmpty(String key, String path) {
+        return api.send(api.request(path, key).POST(HttpRequest.BodyPublishers.noBody()));
+    }
+
+    private String id(JsonNode webhook) {
+        return webhook.path("webhook_id").asString();
+    }
+
+    private String queueTest(TestApp app, String webhookId) {
+        TestApi.Response r = postEmpty(app.serverKey(), "/v1/webhooks/" + webhookId + "/test");
+        assertThat(r.status()).as(r.toString()).isEqualTo(202);
+        assertThat(r.json().path("event_type").asString()).isEqualTo("webhook.test");
+        return r.json().path("delivery_id").asString();
+    }
+
+    private JsonNode webhook(TestApp app, String webhookId) {
+        TestApi.Response r = api.get("/v1/webhooks?limit=200", app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        for (JsonNode w : r.json().path("data")) if (id(w).equals(webhookId)) return w;
+        throw new AssertionError("webhook " + webhookId + " not listed");
+    }
+
+    private JsonNode delivery(TestApp app, String webhookId, String deliveryId) {
+        TestApi.Response r = api.get("/v1/webhooks/" + webhookId + "/deliveries", app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        for (JsonNode d : r.json().path("data")) if (d.path("delivery_id").asString().equals(deliveryId)) return d;
+        throw new AssertionError("delivery " + deliveryId + " not listed");
+    }
+
+    private static void verify(String secret, Receiver.Request request) throws WebhookVerificationException {
+        new Webhook(secret).verify(request.body(), request.headers());
+    }
+
+    private static String hmac(String secret, Receiver.Request r) throws Exception {
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(java.util.Base64.getDecoder().decode(secret.substring("whsec_".length())), "HmacSHA256"));
+        String signed = r.header("webhook-id") + "." + r.header("webhook-timestamp") + "." + r.body();
+        return "v1," + java.util.Base64.getEncoder().encodeToString(mac.doFinal(signed.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    // --- CRUD ----------------------------------------------------------------------------------
+
+    @Test
+    void createShowsTheSecretOnceAndReadsNeverShowIt() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/crud", "[\"notification.completed\",\"device.invalidated\"]");
+        String secret = created.path("secret").asString();
+        assertThat(secret).matches("whsec_[A-Za-z0-9+/=]{44}");
+        assertThat(created.path("enabled").asBoolean()).isTrue();
+        assertThat(created.path("disabled_reason").isNull()).isTrue();
+        assertThat(created.path("events").toString()).isEqualTo("[\"notification.completed\",\"device.invalidated\"]");
+
+        TestApi.Response list = api.get("/v1/webhooks", app.serverKey());
+        assertThat(list.status()).isEqualTo(200);
+        assertThat(list.json().path("data")).hasSize(1);
+        assertThat(list.body()).doesNotContain(secret).doesNotContain("\"secret\"");
+
+        TestApi.Response patched = api.patch("/v1/webhooks/" + id(created), app.serverKey(),
+                "{\"description\":null,\"events\":[\"*\"],\"enabled\":false}");
+        assertThat(patched.status()).as(patched.toString()).isEqualTo(200);
+        assertThat(patched.json().has("secret")).isFalse();
+        assertThat(patched.json().path("description").isNull()).isTrue();
+        assertThat(patched.json().path("events").toString()).isEqualTo("[\"*\"]");
+        assertThat(patched.json().path("enabled").asBoolean()).isFalse();
+
+        TestApi.Response rotated = api.patch("/v1/webhooks/" + id(created), app.serverKey(), "{\"rotate_secret\":true}");
+        assertThat(rotated.status()).as(rotated.toString()).isEqualTo(200);
+        assertThat(rotated.json().path("secret").asString()).startsWith("whsec_").isNotEqualTo(secret);
+        assertThat(api.get("/v1/webhooks", app.serverKey()).body()).doesNotContain("whsec_");
+
+        TestApi.Response deleted = api.delete("/v1/webhooks/" + id(created), app.serverKey());
+        assertThat(deleted.status()).as(deleted.toString()).isEqualTo(200);
+        assertThat(deleted.json().path("deleted").asBoolean()).isTrue();
+        assertError(api.delete("/v1/webhooks/" + id(created), app.serverKey()), 404, "not_found");
+        assertThat(api.get("/v1/webhooks", app.serverKey()).json().path("data")).isEmpty();
+    }
+
+    @Test
+    void anotherAppsWebhookIsNotFoundOnEveryRoute() {
+        TestApp owner = newApp();
+        TestApp other = newApp();
+        String id = id(create(owner, "/mine", "[\"*\"]"));
+        assertError(api.patch("/v1/webhooks/" + id, other.serverKey(), "{\"enabled\":false}"), 404, "not_found");
+        assertError(postEmpty(other.serverKey(), "/v1/webhooks/" + id + "/test"), 404, "not_found");
+        assertError(api.get("/v1/webhooks/" + id + "/deliveries", other.serverKey()), 404, "not_found");
+        assertError(api.delete("/v1/webhooks/" + id, other.serverKey()), 404, "not_found");
+        assertThat(api.get("/v1/webhooks", other.serverKey()).json().path("data")).isEmpty();
+        assertThat(webhook(owner, id).path("enabled").asBoolean()).isTrue();
+        assertError(api.patch("/v1/webhooks/" + UUID.randomUUID(), owner.serverKey(), "{\"enabled\":false}"), 404, "not_found");
+    }
+
+    @Test
+    void badBodiesAreRefusedNamingTheField() {
+        TestApp app = newApp();
+        TestApi.Response unknown = api.post("/v1/webhooks", app.serverKey(),
+                "{\"url\":\"" + receiver.url("/x") + "\",\"events\":[\"notification.created\",\"notification.exploded\"]}");
+        assertError(unknown, 422, "validation_failed");
+        assertThat(unknown.json().path("error").path("details").get(0).path("field").asString()).isEqualTo("events[1]");
+
+        TestApi.Response several = api.post("/v1/webhooks", app.serverKey(), "{\"url\":\"ftp://example.com/x\",\"events\":[],\"enabled\":\"yes\"}");
+        assertError(several, 422, "validation_failed");
+        List<String> fields = new ArrayList<>();
+        several.json().path("error").path("details").forEach(d -> fields.add(d.path("field").asString()));
+        assertThat(fields).contains("events", "enabled");
+
+        assertError(api.post("/v1/webhooks", app.serverKey(), "{\"url\":\"ftp://example.com/x\",\"events\":[\"*\"]}"), 422, "validation_failed");
+        assertError(api.post("/v1/webhooks", app.serverKey(), "{\"events\":[\"*\"]}"), 422, "validation_failed");
+        assertError(api.post("/v1/webhooks", app.serverKey(), "{\"url\":\"https://u:p@example.com/\",\"events\":[\"*\"]}"), 422, "validation_failed");
+        String id = id(create(app, "/y", "[\"*\"]"));
+        assertError(api.patch("/v1/webhooks/" + id, app.serverKey(), "{}"), 422, "validation_failed");
+        assertError(api.patch("/v1/webhooks/" + id, app.serverKey(), "{\"events\":[\"nope\"]}"), 422, "validation_failed");
+        assertError(api.patch("/v1/webhooks/not-a-uuid", app.serverKey(), "{\"enabled\":true}"), 422, "validation_failed");
+        assertError(api.get("/v1/webhooks", serverKey(app, Scope.DEVICES_WRITE)), 403, "forbidden");
+    }
+
+    // --- signing -------------------------------------------------------------------------------
+
+    @Test
+    void testDeliveryIsSignedAndAcceptedByTheOfficialLibrary() throws Exception {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/signed", "[\"notification.completed\"]");
+        String secret = created.path("secret").asString();
+        String deliveryId = queueTest(app, id(created));
+
+        Receiver.Request r = receiver.next("/signed", WAIT);
+        assertThat(r.header("webhook-id")).isEqualTo(deliveryId);
+        assertThat(Long.parseLong(r.header("webhook-timestamp"))).isCloseTo(Instant.now().getEpochSecond(), org.assertj.core.data.Offset.offset(30L));
+        assertThat(r.header("content-type")).startsWith("application/json");
+        assertThatCode(() -> verify(secret, r)).doesNotThrowAnyException();
+        assertThat(r.header("webhook-signature")).isEqualTo(hmac(secret, r));
+        JsonNode body = JSON.readTree(r.body());
+        assertThat(body.path("type").asString()).isEqualTo("webhook.test");
+        assertThat(Instant.parse(body.path("timestamp").asString())).isNotNull();
+        assertThat(body.path("data").path("webhook_id").asString()).isEqualTo(id(created));
+
+        // tampering is caught by the same library
+        Map<String, List<String>> headers = new HashMap<>(r.headers());
+        assertThatThrownBy(() -> new Webhook(secret).verify(r.body().replace("webhook.test", "webhook.tset"), headers))
+                .isInstanceOf(WebhookVerificationException.class);
+
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("status").asString()).isEqualTo("succeeded");
+            assertThat(d.path("last_status_code").asInt()).isEqualTo(200);
+            assertThat(d.path("attempts").asInt()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void afterRotationDeliveriesCarrySignaturesOfBothSecrets() throws Exception {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/rotated", "[\"*\"]");
+        String oldSecret = created.path("secret").asString();
+        String newSecret = api.patch("/v1/webhooks/" + id(created), app.serverKey(), "{\"rotate_secret\":true}")
+                .json().path("secret").asString();
+        queueTest(app, id(created));
+
+        Receiver.Request r = receiver.next("/rotated", WAIT);
+        String[] signatures = r.header("webhook-signature").split(" ");
+        assertThat(signatures).containsExactly(hmac(newSecret, r), hmac(oldSecret, r));
+        assertThatCode(() -> verify(newSecret, r)).doesNotThrowAnyException();
+        assertThatCode(() -> verify(oldSecret, r)).doesNotThrowAnyException();
+        byte[] unrelated = new byte[32];
+        ThreadLocalRandom.current().nextBytes(unrelated);
+        assertThatThrownBy(() -> verify("whsec_" + java.util.Base64.getEncoder().encodeToString(unrelated), r))
+                .isInstanceOf(WebhookVerificationException.class);
+    }
+
+    // --- delivery outcomes ---------------------------------------------------------------------
+
+    @Test
+    void aServerErrorIsRetriedAfterRetryAfterWithTheSameWebhookId() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/flaky", "[\"*\"]");
+        receiver.script("/flaky", new Receiver.Reply(503, Map.of("Retry-After", "1"), Duration.ZERO));
+        String deliveryId = queueTest(app, id(created));
+
+        Receiver.Request first = receiver.next("/flaky", WAIT);
+        Receiver.Request second = receiver.next("/flaky", WAIT);
+        assertThat(second.header("webhook-id")).isEqualTo(first.header("webhook-id")).isEqualTo(deliveryId);
+        assertThat(second.body()).isEqualTo(first.body());
+        assertThat(Duration.ofNanos(second.receivedNanos() - first.receivedNanos())).isGreaterThanOrEqualTo(Duration.ofMillis(900));
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("status").asString()).isEqualTo("succeeded");
+            assertThat(d.path("attempts").asInt()).isEqualTo(2);
+        });
+        assertThat(webhook(app, id(created)).path("enabled").asBoolean()).isTrue();
+    }
+
+    @Test
+    void aTimeoutIsRetriedWithTheSameWebhookId() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/slow", "[\"*\"]");
+        // the test timeout is 2 s; the first attempt gives up, the schedule retries 5 s later
+        receiver.script("/slow", new Receiver.Reply(200, Map.of(), Duration.ofSeconds(4)));
+        String deliveryId = queueTest(app, id(created));
+
+        Receiver.Request first = receiver.next("/slow", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("last_error").asString()).isEqualTo("timeout");
+            assertThat(d.path("status").asString()).isEqualTo("pending");
+            assertThat(d.path("next_attempt_at").isNull()).isFalse();
+        });
+        Receiver.Request second = receiver.next("/slow", WAIT);
+        assertThat(second.header("webhook-id")).isEqualTo(first.header("webhook-id")).isEqualTo(deliveryId);
+        await().atMost(WAIT).untilAsserted(() ->
+                assertThat(delivery(app, id(created), deliveryId).path("status").asString()).isEqualTo("succeeded"));
+    }
+
+    @Test
+    void goneDisablesTheEndpointWithTheReasonOnItsRead() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/gone", "[\"*\"]");
+        receiver.script("/gone", Receiver.Reply.status(410));
+        String deliveryId = queueTest(app, id(created));
+        receiver.next("/gone", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode w = webhook(app, id(created));
+            assertThat(w.path("enabled").asBoolean()).isFalse();
+            assertThat(w.path("disabled_reason").asString()).contains("410");
+        });
+        JsonNode d = delivery(app, id(created), deliveryId);
+        assertThat(d.path("status").asString()).isEqualTo("failed");
+        assertThat(d.path("last_status_code").asInt()).isEqualTo(410);
+
+        // re-enabling clears the reason and delivers again
+        TestApi.Response enabled = api.patch("/v1/webhooks/" + id(created), app.serverKey(), "{\"enabled\":true}");
+        assertThat(enabled.json().path("disabled_reason").isNull()).isTrue();
+        queueTest(app, id(created));
+        receiver.next("/gone", WAIT);
+    }
+
+    @Test
+    void aRedirectIsNotFollowed() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/moved", "[\"*\"]");
+        receiver.script("/moved", new Receiver.Reply(307, Map.of("Location", receiver.url("/elsewhere")), Duration.ZERO));
+        String deliveryId = queueTest(app, id(created));
+        receiver.next("/moved", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("last_status_code").asInt()).isEqualTo(307);
+            assertThat(d.path("last_error").asString()).isEqualTo("redirect_not_followed");
+            assertThat(d.path("status").asString()).isEqualTo("pending");
+        });
+        assertThat(receiver.count("/elsewhere")).isZero();
+    }
+
+    @Test
+    void aDeadEndpointDoesNotDelayAnother() {
+        TestApp app = newApp();
+        JsonNode dead = create(app, "/dead", "[\"*\"]");
+        JsonNode alive = create(app, "/alive", "[\"*\"]");
+        Receiver.Reply hang = new Receiver.Reply(200, Map.of(), Duration.ofSeconds(30));
+        for (int i = 0; i < 20; i++) receiver.script("/dead", hang);
+        for (int i = 0; i < 20; i++) queueTest(app, id(dead));
+        receiver.next("/dead", WAIT); // the dead endpoint holds its slots now
+
+        long started = System.nanoTime();
+        for (int i = 0; i < 5; i++) queueTest(app, id(alive));
+        for (int i = 0; i < 5; i++) receiver.next("/alive", WAIT);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+        // per-endpoint concurrency: the dead endpoint never had more than its slots in flight
+        assertThat(receiver.count("/dead")).isLessThanOrEqualTo(8 - 1);
+    }
+
+    // --- events from real actions --------------------------------------------------------------
+
+    @Test
+    void realActionsArriveAsEvents() throws Exception {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/events", "[\"notification.created\",\"notification.queued\",\"device.registered\"]");
+        String secret = created.path("secret").asString();
+
+        byte[] token = new byte[32];
+        ThreadLocalRandom.current().nextBytes(token);
+        TestApi.Response device = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"ios\",\"push_token\":\"" + HexFormat.of().formatHex(token) + "\"}");
+        assertThat(device.status()).as(device.toString()).isEqualTo(201);
+        String deviceId = device.json().path("device_id").asString();
+
+        TestApi.Response sent = api.send(api.request("/v1/notifications", app.serverKey())
+                .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"title\":\"Hi\",\"body\":\"There\",\"target\":{\"type\":\"device\",\"device_id\":\"" + deviceId + "\"}}")));
+        assertThat(sent.status()).as(sent.toString()).isEqualTo(202);
+        String notificationId = sent.json().path("notification_id").asString();
+
+        Map<String, JsonNode> byType = new HashMap<>();
+        while (byType.size() < 3) {
+            Receiver.Request r = receiver.next("/events", WAIT);
+            verify(secret, r);
+            JsonNode body = JSON.readTree(r.body());
+            byType.put(body.path("type").asString(), body);
+        }
+        assertThat(byType).containsOnlyKeys("device.registered", "notification.created", "notification.queued");
+        assertThat(byType.get("device.registered").path("data").path("device_id").asString()).isEqualTo(deviceId);
+        assertThat(byType.get("device.registered").path("data").path("platform").asString()).isEqualTo("ios");
+        assertThat(byType.get("notification.created").path("data").path("notification_id").asString()).isEqualTo(notificationId);
+        assertThat(byType.get("notification.queued").path("data").path("notification_id").asString()).isEqualTo(notificationId);
+
+        // a re-registration of the same token is no new device and no event
+        api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"ios\",\"push_token\":\"" + HexFormat.of().formatHex(token) + "\"}");
+        queueTest(app, id(created));
+        Receiver.Request next = receiver.next("/events", WAIT);
+        assertThat(JSON.readTree(next.body()).path("type").asString()).isEqualTo("webhook.test");
+    }
+}

@@ -71,3 +71,27 @@ end;
 $$;
 create trigger devices_registered after insert on devices
     for each row execute function devices_record_registered();
+
+-- event.<event_type> (event.received, event.opened, event.clicked, …): engagement facts, written by a
+-- statement-level trigger, so EventWriter's one set-based insert per batch stays one statement and the
+-- facts come with it in one more set-based insert. Only for apps with an enabled webhook subscribed to
+-- the kind (or '*'): ingest without such a webhook writes no fact at all.
+create function events_record_received() returns trigger language plpgsql as $$
+begin
+    insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+    select i.app_id, 'event.' || i.event_type, i.id,
+           jsonb_strip_nulls(jsonb_build_object('event_id', i.id, 'event_type', i.event_type, 'event_name', i.event_name,
+                                                'device_id', i.device_id, 'notification_id', i.notification_id,
+                                                'occurred_at', i.occurred_at)),
+           i.received_at
+    from inserted i
+    where exists (select 1 from webhooks w
+                  where w.app_id = i.app_id and w.enabled
+                    and ('event.' || i.event_type = any(w.events) or '*' = any(w.events)))
+    order by i.received_at, i.id;
+    return null;
+end;
+$$;
+create trigger events_recorded after insert on events
+    referencing new table as inserted
+    for each statement execute function events_record_received();

@@ -45,10 +45,12 @@ public class DeviceService {
     private final IdentityTokens identityTokens;
     private final JsonMapper json;
     private final LifecycleEventRepository lifecycle;
+    private final java.time.Clock clock;
 
     DeviceService(DeviceRepository devices, DatabaseAdmission admission, AppSettingsService settings,
-                  IdentityTokens identityTokens, JsonMapper json, LifecycleEventRepository lifecycle) {
+                  IdentityTokens identityTokens, JsonMapper json, LifecycleEventRepository lifecycle, java.time.Clock clock) {
         this.lifecycle = lifecycle;
+        this.clock = clock;
         this.devices = devices;
         this.admission = admission;
         this.settings = settings;
@@ -203,10 +205,13 @@ public class DeviceService {
         return invalidated;
     }
 
+    @Transactional
     public DeviceView disable(UUID appId, UUID deviceId) {
         if (!devices.disable(appId, deviceId)) {
             throw NotFound.saying("Device not found or already disabled");
         }
+        lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_DISABLED, deviceId,
+                Map.of("device_id", deviceId), clock.instant());
         return get(appId, deviceId);
     }
 }

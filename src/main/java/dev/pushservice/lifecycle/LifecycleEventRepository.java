@@ -29,8 +29,14 @@ public class LifecycleEventRepository {
         NOTIFICATION_CANCELLED("notification.cancelled"),
         /** A new device (written by the {@code devices_registered} trigger of V16, in the registering transaction). */
         DEVICE_REGISTERED("device.registered"),
+        /** A device disabled through the API ({@code DELETE /v1/devices/{id}}). */
+        DEVICE_DISABLED("device.disabled"),
+        /** A user deleted through the API; its devices were disabled and detached with it. */
+        USER_DELETED("user.deleted"),
         /** A provider said a device's token is invalid (written by delivery). */
         DEVICE_INVALIDATED("device.invalidated");
+        // Engagement facts ("event.<event_type>") are written by the events_recorded trigger of V16,
+        // one set-based insert per batch, and only for apps with an enabled webhook subscribed to them.
 
         private final String wire;
 

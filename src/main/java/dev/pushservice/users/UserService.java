@@ -3,6 +3,7 @@ package dev.pushservice.users;
 import dev.pushservice.audit.AuditLog;
 import java.util.List;
 import dev.pushservice.devices.DeviceService;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
 import dev.pushservice.platform.domain.NotFound;
 import java.util.Map;
 import java.util.UUID;
@@ -24,7 +25,13 @@ class UserService {
     private final JsonMapper json;
     private final AuditLog audit;
 
-    UserService(UserRepository users, DeviceService devices, JsonMapper json, AuditLog audit) {
+    private final LifecycleEventRepository lifecycle;
+    private final java.time.Clock clock;
+
+    UserService(UserRepository users, DeviceService devices, JsonMapper json, AuditLog audit,
+                LifecycleEventRepository lifecycle, java.time.Clock clock) {
+        this.lifecycle = lifecycle;
+        this.clock = clock;
         this.users = users;
         this.devices = devices;
         this.json = json;
@@ -70,6 +77,8 @@ class UserService {
         int disabled = devices.detachUser(appId, userId);
         users.delete(appId, userId);
         audit.record(appId, "user.delete", "user", externalUserId);
+        lifecycle.record(appId, LifecycleEventRepository.Kind.USER_DELETED, userId,
+                Map.of("external_user_id", externalUserId, "devices_disabled", disabled), clock.instant());
         return disabled;
     }
 

@@ -14,7 +14,10 @@ final class WebhookEvents {
     static final String WILDCARD = "*";
     static final String TEST = "webhook.test";
 
-    /** Subscribable kinds. Reserved kinds (exports, journeys) are listed once their features record them. */
+    /**
+     * Subscribable kinds. {@code export.completed} is reserved: subscribable now, sent once exports
+     * record it; journey kinds join the list with journeys.
+     */
     static final List<String> CATALOGUE = List.of(
             "notification.created",
             "notification.queued",
@@ -23,7 +26,18 @@ final class WebhookEvents {
             "notification.failed",
             "notification.cancelled",
             "device.registered",
+            "device.disabled",
             "device.invalidated",
+            "user.deleted",
+            "event.received",
+            "event.confirmed_delivered",
+            "event.delivered",
+            "event.opened",
+            "event.clicked",
+            "event.dismissed",
+            "event.custom",
+            "event.outcome",
+            "export.completed",
             TEST);
 
     private static final Set<String> KNOWN = Set.copyOf(CATALOGUE);

@@ -372,4 +372,37 @@ class WebhookTests extends ApiTest {
         Receiver.Request next = receiver.next("/events", WAIT);
         assertThat(JSON.readTree(next.body()).path("type").asString()).isEqualTo("webhook.test");
     }
+
+    @Test
+    void deviceDisabledUserDeletedAndEngagementArriveAsEvents() throws Exception {
+        TestApp app = newApp();
+        create(app, "/facts", "[\"device.disabled\",\"user.deleted\",\"event.opened\"]");
+        String unsubscribed = id(create(app, "/quiet", "[\"event.clicked\"]"));
+
+        TestApi.Response d1 = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"}");
+        String first = d1.json().path("device_id").asString();
+        TestApi.Response d2 = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\",\"external_user_id\":\"ada\"}");
+        assertThat(d2.status()).as(d2.toString()).isEqualTo(201);
+
+        assertThat(api.post("/v1/events", app.publicKey(), "{\"event_type\":\"opened\",\"device_id\":\"" + first + "\"}").status())
+                .isEqualTo(202);
+        assertThat(api.delete("/v1/devices/" + first, app.serverKey()).status()).isEqualTo(200);
+        assertThat(api.delete("/v1/users/ada", app.serverKey()).status()).isEqualTo(200);
+
+        Map<String, JsonNode> byType = new HashMap<>();
+        while (byType.size() < 3) {
+            JsonNode body = JSON.readTree(receiver.next("/facts", WAIT).body());
+            byType.put(body.path("type").asString(), body);
+        }
+        assertThat(byType).containsOnlyKeys("device.disabled", "user.deleted", "event.opened");
+        assertThat(byType.get("device.disabled").path("data").path("device_id").asString()).isEqualTo(first);
+        assertThat(byType.get("user.deleted").path("data").path("external_user_id").asString()).isEqualTo("ada");
+        assertThat(byType.get("user.deleted").path("data").path("devices_disabled").asInt()).isEqualTo(1);
+        assertThat(byType.get("event.opened").path("data").path("device_id").asString()).isEqualTo(first);
+        assertThat(byType.get("event.opened").path("data").path("event_type").asString()).isEqualTo("opened");
+        assertThat(receiver.count("/quiet")).isZero();
+        assertThat(api.get("/v1/webhooks/" + unsubscribed + "/deliveries", app.serverKey()).json().path("data")).isEmpty();
+    }
 }

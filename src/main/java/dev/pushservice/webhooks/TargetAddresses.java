@@ -24,7 +24,9 @@ import java.util.List;
  * <p>The check runs where the connection is made: {@link #resolverGroup} is the only resolver of the
  * webhook HTTP client, so the address that was checked is the address connected to; a name that
  * resolves to a public address at creation and to a private one later (DNS rebinding) is refused at
- * send time. Stateless and thread-safe.
+ * send time. Reactor Netty connects to an address literal without asking a resolver, so the sender
+ * checks literals itself ({@link #literal}) and refuses numeric hosts in any other form
+ * ({@link #obscureNumeric}). Stateless and thread-safe.
  */
 final class TargetAddresses {
 
@@ -78,6 +80,32 @@ final class TargetAddresses {
         String h = host.toLowerCase(java.util.Locale.ROOT);
         if (h.endsWith(".")) h = h.substring(0, h.length() - 1);
         return h.equals("localhost") || h.endsWith(".localhost");
+    }
+
+    /**
+     * The address a URL host stands for without any lookup: an IPv4 dotted quad or a bracketed IPv6
+     * literal; empty for a DNS name. Reactor Netty connects to a literal without asking the resolver,
+     * so the sender checks literals with this before connecting.
+     */
+    static java.util.Optional<InetAddress> literal(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        if (!h.contains(":") && !h.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}")) return java.util.Optional.empty();
+        try {
+            return java.util.Optional.of(InetAddress.getByName(h));
+        } catch (UnknownHostException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    /**
+     * A host in a numeric form other than the dotted quad ({@code 0x7f000001}, {@code 2130706433},
+     * {@code 127.1}): the system resolver would read it as an address. Such hosts are refused outright.
+     */
+    static boolean obscureNumeric(String host) {
+        if (host.startsWith("[") || literal(host).isPresent()) return false;
+        String h = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+        String last = h.substring(h.lastIndexOf('.') + 1).toLowerCase(java.util.Locale.ROOT);
+        return last.matches("[0-9]+") || last.startsWith("0x");
     }
 
     /** A resolver for Reactor Netty that refuses forbidden addresses (unless {@code allowAll}). */

@@ -39,8 +39,10 @@ final class WebhookSender implements AutoCloseable {
     private final ConnectionProvider pool;
     private final Duration timeout;
     private final Clock clock;
+    private final boolean allowInsecure;
 
     WebhookSender(WebhookProperties properties, Clock clock) {
+        this.allowInsecure = properties.allowInsecure();
         this.timeout = properties.timeout();
         this.clock = clock;
         this.loops = LoopResources.create("webhooks-io", 1, true);
@@ -75,6 +77,7 @@ final class WebhookSender implements AutoCloseable {
         String id = deliveryId.toString();
         String signature = signature(id, timestamp, body, secrets);
         long started = System.nanoTime();
+        if (!allowInsecure && refusedLiteral(url)) return new Answer(0, null, "address_refused", 0);
         try {
             Answer answer = client
                     .headers(h -> h.set(HttpHeaderNames.CONTENT_TYPE, "application/json")
@@ -95,6 +98,18 @@ final class WebhookSender implements AutoCloseable {
         } catch (RuntimeException e) {
             return new Answer(0, null, describe(e), millisSince(started));
         }
+    }
+
+    /** An address literal (never resolved, so never seen by the checking resolver) that must not be reached. */
+    private static boolean refusedLiteral(String url) {
+        String host;
+        try {
+            host = java.net.URI.create(url).getHost();
+        } catch (IllegalArgumentException e) {
+            return true;
+        }
+        if (host == null) return true;
+        return TargetAddresses.obscureNumeric(host) || TargetAddresses.literal(host).map(TargetAddresses::forbidden).orElse(false);
     }
 
     private static long millisSince(long started) {

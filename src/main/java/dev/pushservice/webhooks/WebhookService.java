@@ -6,10 +6,8 @@ import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -156,16 +154,9 @@ public class WebhookService {
         if (!problems.isEmpty()) throw new InvalidInput(problems);
     }
 
-    /** A local name or an address literal that delivery would refuse (no DNS lookup here). */
+    /** A local name, a numeric host other than a plain literal, or an address literal that delivery would refuse (no DNS lookup here). */
     private static boolean localTarget(String host) {
-        if (TargetAddresses.localName(host)) return true;
-        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-        boolean literal = h.contains(":") || h.matches("[0-9.]+");
-        if (!literal) return false;
-        try {
-            return TargetAddresses.forbidden(InetAddress.getByName(h));
-        } catch (UnknownHostException e) {
-            return true;
-        }
+        if (TargetAddresses.localName(host) || TargetAddresses.obscureNumeric(host)) return true;
+        return TargetAddresses.literal(host).map(TargetAddresses::forbidden).orElse(false);
     }
 }

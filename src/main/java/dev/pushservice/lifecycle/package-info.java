@@ -6,7 +6,12 @@
  *
  * <p>Facts ({@link dev.pushservice.lifecycle.LifecycleEventRepository.Kind}): {@code notification.created},
  * {@code notification.queued}, {@code notification.processing}, {@code notification.completed},
- * {@code notification.failed}, {@code notification.cancelled} and {@code device.invalidated}. Rows
+ * {@code notification.failed}, {@code notification.cancelled}, {@code device.disabled},
+ * {@code user.deleted} and {@code device.invalidated}, recorded through {@code record}; and two kinds
+ * written by triggers (V16) so the hot paths keep their single statement: {@code device.registered}
+ * (an AFTER INSERT row trigger on {@code devices}: fires only for a new device, never for a
+ * refresh) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based
+ * insert per batch, only for apps with an enabled webhook subscribed to the kind). Rows
  * are never updated or deleted by their writers. Readers (webhooks, journeys) read in id order with
  * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEventRepository#after}) and never touch the
  * notification pipeline. Ids grow with commit order only approximately (a sequence): a reader that

@@ -1,0 +1,30 @@
+/**
+ * Webhooks: endpoints that receive signed deliveries of lifecycle facts. Owns the tables
+ * {@code webhooks}, {@code webhook_deliveries} and {@code webhook_relay} (migration V16); the
+ * decisions a user sees are in {@code docs/api-decisions.md} "Webhooks".
+ *
+ * <p><b>Path</b>: {@link dev.pushservice.webhooks.WebhookController} (HTTP) →
+ * {@link dev.pushservice.webhooks.WebhookService} (URL rule, secrets, transactions) →
+ * {@link dev.pushservice.webhooks.WebhookRepository} (all SQL). Secrets are sealed by
+ * {@code SecretBox} under {@code webhook:<id>:secret}; the raw secret exists in a create or rotate
+ * answer and in the worker's memory while signing, nowhere else.
+ *
+ * <p><b>Facts in, deliveries out</b>: the worker role's {@link dev.pushservice.webhooks.WebhookDispatcher}
+ * relays {@code lifecycle_events} into {@code webhook_deliveries} (one {@code INSERT … SELECT} per
+ * pass, idempotent on {@code (webhook_id, lifecycle_event_id)}, a single cursor row taken with
+ * {@code SKIP LOCKED} so any number of workers is safe) and claims due deliveries with
+ * {@code FOR UPDATE SKIP LOCKED}. A claimed attempt moves {@code next_attempt_at} past a lease
+ * (twice the timeout plus 30 s): if its instance dies, the row becomes due again (at-least-once).
+ *
+ * <p>Why a table of our own and not a db-scheduler task per delivery: the claim must be fair per
+ * endpoint (at most N in flight per endpoint, others claimed past a saturated one), which a
+ * db-scheduler poll cannot express; the delivery rows are also the visible attempt history
+ * ({@code GET …/deliveries}) and disappear with their webhook ({@code on delete cascade}).
+ *
+ * <p>Invariants: the delivery id is the {@code webhook-id} header on every attempt and the body is
+ * stored once and sent unchanged; a webhook gets only facts recorded after its creation
+ * ({@code start_after_event}); no address outside {@link dev.pushservice.webhooks.TargetAddresses}'
+ * rule is connected to unless {@code PUSH_WEBHOOKS_ALLOW_INSECURE}; a slow endpoint holds only its
+ * own slots; another app's webhook is a 404.
+ */
+package dev.pushservice.webhooks;

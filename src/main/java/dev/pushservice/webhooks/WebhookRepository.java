@@ -160,8 +160,8 @@ class WebhookRepository {
                             on conflict (webhook_id, lifecycle_event_id) do nothing
                             returning 1),
                         moved as (
-                            update webhook_relay set last_id = greatest(last_id, (select hi from upto))
-                            where id = 1 and exists (select 1 from cursor)
+                            update webhook_relay set last_id = (select hi from upto)
+                            where id = 1 and (select hi from upto) > (select last_id from cursor)
                             returning 1)
                         select case when exists (select 1 from cursor) then (select count(*) from ins)
                                     + 0 * (select count(*) from moved) else -1 end""".formatted(ISO))

@@ -58,6 +58,9 @@ class ReadsWriteNothingTests {
                     .json().path("template_id").asString();
             String segmentId = ok(app.api.post("/v1/segments", server, "{\"name\":\"pro\",\"filter\":" + FILTER + "}"), 201)
                     .json().path("segment_id").asString();
+            String webhookId = ok(app.api.post("/v1/webhooks", server,
+                    "{\"url\":\"https://hooks.example.com/push\",\"events\":[\"*\"]}"), 201)
+                    .json().path("webhook_id").asString();
             await().atMost(Duration.ofSeconds(10)).until(() ->
                     app.jdbc().sql("select count(*) from events").query(Long.class).single() == 1);
             // each key's last-use time is recorded at most once a minute: take that write now
@@ -81,6 +84,8 @@ class ReadsWriteNothingTests {
                     app.api.get("/v1/devices", server),
                     app.api.get("/v1/devices/" + deviceId, server),
                     app.api.get("/v1/users/user-42", server),
+                    app.api.get("/v1/webhooks", server),
+                    app.api.get("/v1/webhooks/" + webhookId + "/deliveries", server),
                     app.api.get("/health", null),
                     app.api.get("/status", null),
                     app.api.get("/openapi.yaml", null),

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -51,7 +52,8 @@ class WebhookDispatcher implements SmartLifecycle {
 
     private final WebhookRepository repository;
     private final TransactionTemplate transaction;
-    private final SecretBox secrets;
+    private final ObjectProvider<SecretBox> secretBox;
+    private SecretBox secrets;
     private final WebhookProperties properties;
     private final Clock clock;
     private final boolean enabled;
@@ -63,11 +65,12 @@ class WebhookDispatcher implements SmartLifecycle {
     private ExecutorService attempts;
     private WebhookSender sender;
 
-    WebhookDispatcher(WebhookRepository repository, TransactionTemplate transaction, SecretBox secrets,
+    /** The secret box is taken only when the worker starts: the admin CLI (no worker role) never builds one. */
+    WebhookDispatcher(WebhookRepository repository, TransactionTemplate transaction, ObjectProvider<SecretBox> secretBox,
                       WebhookProperties properties, PushProperties push, Clock clock) {
         this.repository = repository;
         this.transaction = transaction;
-        this.secrets = secrets;
+        this.secretBox = secretBox;
         this.properties = properties;
         this.clock = clock;
         this.enabled = push.hasRole(Role.WORKER);
@@ -77,6 +80,7 @@ class WebhookDispatcher implements SmartLifecycle {
     @Override
     public void start() {
         if (!enabled || running) return;
+        secrets = secretBox.getObject();
         sender = new WebhookSender(properties, clock);
         attempts = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("webhook-attempt-", 0).factory());
         running = true;

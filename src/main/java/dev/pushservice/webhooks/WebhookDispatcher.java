@@ -59,6 +59,7 @@ class WebhookDispatcher implements SmartLifecycle {
     private final boolean enabled;
     private final Map<UUID, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     private final Semaphore capacity;
+    private final java.util.concurrent.ConcurrentLinkedQueue<Finished> finished = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object wake = new Object();
     private volatile boolean running;
     private Thread loop;
@@ -87,14 +88,24 @@ class WebhookDispatcher implements SmartLifecycle {
         loop = Thread.ofPlatform().name("webhook-dispatcher").daemon().start(this::run);
     }
 
+    /** A finished attempt waiting to be recorded by the loop, with its webhook and what it comes to. */
+    private record Finished(UUID webhookId, WebhookRepository.Attempt attempt, String disableReason) {
+    }
+
     private void run() {
+        long lastRelay = 0;
         while (running) {
             try {
-                int relayed = transaction.execute(s -> repository.relay(RELAY_BATCH, RELAY_REREAD, clock.instant()));
+                int recorded = recordFinished();
+                int relayed = 0;
+                if (System.nanoTime() - lastRelay >= properties.pollInterval().toNanos()) {
+                    relayed = transaction.execute(s -> repository.relay(RELAY_BATCH, RELAY_REREAD, clock.instant()));
+                    lastRelay = relayed >= RELAY_BATCH ? 0 : System.nanoTime();
+                }
                 int claimed = claimAndSend();
-                if (relayed < RELAY_BATCH && claimed == 0) {
+                if (recorded == 0 && relayed < RELAY_BATCH && claimed == 0) {
                     synchronized (wake) {
-                        wake.wait(properties.pollInterval().toMillis());
+                        if (finished.isEmpty()) wake.wait(properties.pollInterval().toMillis());
                     }
                 }
             } catch (InterruptedException e) {
@@ -105,6 +116,53 @@ class WebhookDispatcher implements SmartLifecycle {
                 sleep(properties.pollInterval());
             }
         }
+        recordFinished();
+    }
+
+    /**
+     * Records every finished attempt in one transaction: one set-based update of the deliveries, one
+     * for the webhooks that had a success, and per failing webhook its streak (and disabling). A
+     * finished attempt frees its slots only once recorded, so the claim never sees it twice.
+     */
+    private int recordFinished() {
+        List<Finished> batch = new ArrayList<>();
+        Finished f;
+        while ((f = finished.poll()) != null) batch.add(f);
+        if (batch.isEmpty()) return 0;
+        try {
+            transaction.executeWithoutResult(s -> {
+                repository.recordAttempts(batch.stream().map(Finished::attempt).toList());
+                java.util.Set<UUID> succeeded = new java.util.HashSet<>();
+                Map<UUID, Finished> failed = new java.util.LinkedHashMap<>();
+                for (Finished x : batch) {
+                    if (x.attempt().succeeded()) succeeded.add(x.webhookId());
+                    else if (x.disableReason() != null || !failed.containsKey(x.webhookId())) failed.put(x.webhookId(), x);
+                }
+                repository.endFailureStreaks(succeeded);
+                Instant now = clock.instant();
+                failed.forEach((webhook, x) -> {
+                    if (succeeded.contains(webhook)) return;
+                    if (x.disableReason() != null) {
+                        repository.disable(webhook, x.disableReason(), now);
+                        return;
+                    }
+                    Instant since = repository.failing(webhook, now);
+                    if (!since.plus(properties.disableAfter()).isAfter(now)) {
+                        repository.disable(webhook, "every attempt has failed since " + since + " (longer than "
+                                + properties.disableAfter() + ")", now);
+                    }
+                });
+            });
+        } catch (RuntimeException e) {
+            // not recorded: each delivery runs again once its lease has passed (at-least-once)
+            log.warn("Recording {} webhook attempts failed; they run again after their lease: {}", batch.size(), e.toString());
+        } finally {
+            for (Finished x : batch) {
+                inFlight.get(x.webhookId()).decrementAndGet();
+                capacity.release();
+            }
+        }
+        return batch.size();
     }
 
     private int claimAndSend() {
@@ -122,23 +180,28 @@ class WebhookDispatcher implements SmartLifecycle {
             capacity.acquireUninterruptibly();
             inFlight.computeIfAbsent(c.webhookId(), k -> new AtomicInteger()).incrementAndGet();
             attempts.execute(() -> {
+                Finished done;
                 try {
-                    attempt(c);
+                    done = attempt(c);
                 } catch (RuntimeException e) {
-                    log.warn("Webhook attempt {} could not be recorded; it runs again after its lease: {}", c.deliveryId(), e.toString());
-                } finally {
+                    log.warn("Webhook attempt {} failed unexpectedly; it runs again after its lease: {}", c.deliveryId(), e.toString());
+                    done = null;
+                }
+                if (done == null) {
                     inFlight.get(c.webhookId()).decrementAndGet();
                     capacity.release();
-                    synchronized (wake) {
-                        wake.notifyAll();
-                    }
+                    return;
+                }
+                finished.add(done);
+                synchronized (wake) {
+                    wake.notifyAll();
                 }
             });
         }
         return claimed.size();
     }
 
-    private void attempt(WebhookRepository.Claimed c) {
+    private Finished attempt(WebhookRepository.Claimed c) {
         List<String> keys = new ArrayList<>(2);
         String context = WebhookService.secretContext(c.webhookId());
         keys.add(new String(secrets.open(c.secret(), context), StandardCharsets.UTF_8));
@@ -148,21 +211,9 @@ class WebhookDispatcher implements SmartLifecycle {
         WebhookSender.Answer answer = sender.send(c.url(), c.deliveryId(), c.body(), keys);
         Instant now = clock.instant();
         Schedule.Outcome outcome = Schedule.judge(answer, c.attempts(), now);
-        transaction.executeWithoutResult(s -> {
-            repository.recordAttempt(c.deliveryId(), outcome.succeeded(), answer.status() == 0 ? null : answer.status(),
-                    answer.error() != null ? answer.error() : outcome.error(), answer.latencyMillis(), outcome.nextAttemptAt(), now);
-            if (outcome.succeeded()) {
-                repository.endFailureStreak(c.webhookId());
-            } else if (outcome.disableReason() != null) {
-                repository.disable(c.webhookId(), outcome.disableReason(), now);
-            } else {
-                Instant since = repository.failing(c.webhookId(), now);
-                if (!since.plus(properties.disableAfter()).isAfter(now)) {
-                    repository.disable(c.webhookId(), "every attempt has failed since " + since + " (longer than "
-                            + properties.disableAfter() + ")", now);
-                }
-            }
-        });
+        return new Finished(c.webhookId(), new WebhookRepository.Attempt(c.deliveryId(), outcome.succeeded(),
+                answer.status() == 0 ? null : answer.status(), answer.error() != null ? answer.error() : outcome.error(),
+                answer.latencyMillis(), outcome.nextAttemptAt(), now), outcome.disableReason());
     }
 
     private static void sleep(Duration d) {
@@ -177,17 +228,18 @@ class WebhookDispatcher implements SmartLifecycle {
     public void stop() {
         if (!running) return;
         running = false;
-        synchronized (wake) {
-            wake.notifyAll();
-        }
         try {
-            loop.join(Duration.ofSeconds(5));
+            // attempts in flight finish (each within the timeout); one cut short runs again after its lease
             attempts.shutdown();
-            // an attempt cut short here is retried after its lease by another instance or the next start
             attempts.awaitTermination(properties.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+            synchronized (wake) {
+                wake.notifyAll();
+            }
+            loop.join(Duration.ofSeconds(5));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        recordFinished();
         sender.close();
     }
 

@@ -202,23 +202,52 @@ class WebhookRepository {
                 .list();
     }
 
-    /** Records an attempt; {@code nextAttemptAt} null with a failure ends the delivery as failed. */
-    void recordAttempt(UUID deliveryId, boolean succeeded, Integer statusCode, String error, long latencyMs,
-                       Instant nextAttemptAt, Instant now) {
-        String status = succeeded ? "succeeded" : nextAttemptAt == null ? "failed" : "pending";
-        jdbc.sql("""
-                        update webhook_deliveries set status = :status, last_status_code = :code, last_error = :error,
-                               last_latency_ms = :latency, last_attempt_at = :now,
-                               next_attempt_at = coalesce(:next, next_attempt_at)
-                        where id = :id""")
-                .param("id", deliveryId).param("status", status).param("code", statusCode).param("error", error)
-                .param("latency", (int) Math.min(Integer.MAX_VALUE, latencyMs)).param("now", at(now))
-                .param("next", at(nextAttemptAt), java.sql.Types.TIMESTAMP_WITH_TIMEZONE).update();
+    /** One finished attempt; {@code nextAttemptAt} null with a failure ends the delivery as failed. */
+    record Attempt(UUID deliveryId, boolean succeeded, Integer statusCode, String error, long latencyMs,
+                   Instant nextAttemptAt, Instant at) {
+        String status() {
+            return succeeded ? "succeeded" : nextAttemptAt == null ? "failed" : "pending";
+        }
     }
 
-    void endFailureStreak(UUID webhookId) {
-        jdbc.sql("update webhooks set failing_since = null where id = :id and failing_since is not null")
-                .param("id", webhookId).update();
+    /** Records finished attempts in one statement. */
+    void recordAttempts(List<Attempt> attempts) {
+        if (attempts.isEmpty()) return;
+        jdbc.sql("""
+                        update webhook_deliveries d set status = u.status, last_status_code = u.code, last_error = u.error,
+                               last_latency_ms = u.latency, last_attempt_at = u.at,
+                               next_attempt_at = coalesce(u.next, d.next_attempt_at)
+                        from unnest(cast(:ids as uuid[]), cast(:statuses as text[]), cast(:codes as int[]),
+                                    cast(:errors as text[]), cast(:latencies as int[]), cast(:ats as timestamptz[]),
+                                    cast(:nexts as timestamptz[])) as u(id, status, code, error, latency, at, next)
+                        where d.id = u.id""")
+                .param("ids", array(attempts, a -> a.deliveryId().toString()))
+                .param("statuses", array(attempts, Attempt::status))
+                .param("codes", array(attempts, a -> a.statusCode() == null ? null : a.statusCode().toString()))
+                .param("errors", array(attempts, Attempt::error))
+                .param("latencies", array(attempts, a -> Long.toString(Math.min(Integer.MAX_VALUE, a.latencyMs()))))
+                .param("ats", array(attempts, a -> a.at().toString()))
+                .param("nexts", array(attempts, a -> a.nextAttemptAt() == null ? null : a.nextAttemptAt().toString()))
+                .update();
+    }
+
+    /** A PostgreSQL array literal; every element quoted, null as NULL. */
+    private static <T> String array(List<T> rows, java.util.function.Function<T, String> value) {
+        StringBuilder out = new StringBuilder("{");
+        for (T row : rows) {
+            if (out.length() > 1) out.append(',');
+            String v = value.apply(row);
+            if (v == null) out.append("NULL");
+            else out.append('"').append(v.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+        }
+        return out.append('}').toString();
+    }
+
+    /** Ends the failure streak of every webhook given (they had a success). */
+    void endFailureStreaks(java.util.Collection<UUID> webhookIds) {
+        if (webhookIds.isEmpty()) return;
+        jdbc.sql("update webhooks set failing_since = null where id = any(cast(:ids as uuid[])) and failing_since is not null")
+                .param("ids", webhookIds.stream().map(UUID::toString).collect(Collectors.joining(",", "{", "}"))).update();
     }
 
     /** Starts or continues the failure streak; returns its start. */

@@ -4,7 +4,7 @@
 # with the worker role and delivers the whole burst: relay (lifecycle_events -> webhook_deliveries),
 # claim, sign, send, record. Prints the deliveries/s the receiver saw from the first to the last and
 # the CPU per delivery of the service and its PostgreSQL.
-# Usage: bench/webhooks.sh [events=10000]
+# Usage: [PUSH_WEBHOOKS_PER_ENDPOINT_CONCURRENCY=8] bench/webhooks.sh [events=10000]
 source "$(dirname "$0")/lib.sh"
 EVENTS=${1:-10000}
 PORT=${PORT:-18093}
@@ -18,7 +18,8 @@ build_jar
   && ./mvnw -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt >/dev/null)
 JAVA=$(find_java)
 LIMITS=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000
-        PUSH_RATE_LIMIT_APP_BURST=1000000 PUSH_RATE_LIMIT_ORG_BURST=1000000 PUSH_WEBHOOKS_ALLOW_INSECURE=true)
+        PUSH_RATE_LIMIT_APP_BURST=1000000 PUSH_RATE_LIMIT_ORG_BURST=1000000 PUSH_WEBHOOKS_ALLOW_INSECURE=true
+        ${PUSH_WEBHOOKS_PER_ENDPOINT_CONCURRENCY:+PUSH_WEBHOOKS_PER_ENDPOINT_CONCURRENCY=$PUSH_WEBHOOKS_PER_ENDPOINT_CONCURRENCY})
 
 echo "recording $EVENTS events for 3 endpoints (no worker running) ..."
 start_service "$PORT" "$DATA" PUSH_ROLES=api,scheduler "${LIMITS[@]}"

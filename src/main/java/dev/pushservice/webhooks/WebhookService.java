@@ -1,5 +1,6 @@
 package dev.pushservice.webhooks;
 
+import dev.pushservice.audit.AuditLog;
 import dev.pushservice.platform.crypto.SecretBox;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.domain.NotFound;
@@ -35,13 +36,15 @@ public class WebhookService {
     static final int RECENT_DELIVERIES = 50;
 
     private final WebhookRepository webhooks;
+    private final AuditLog audit;
     private final SecretBox secrets;
     private final WebhookProperties properties;
     private final Clock clock;
     private final SecureRandom random = new SecureRandom();
 
-    WebhookService(WebhookRepository webhooks, SecretBox secrets, WebhookProperties properties, Clock clock) {
+    WebhookService(WebhookRepository webhooks, AuditLog audit, SecretBox secrets, WebhookProperties properties, Clock clock) {
         this.webhooks = webhooks;
+        this.audit = audit;
         this.secrets = secrets;
         this.properties = properties;
         this.clock = clock;
@@ -65,6 +68,8 @@ public class WebhookService {
         boolean enabled = in.enabled() == null || in.enabled();
         webhooks.insert(appId, id, in.url(), in.description(), in.events(), enabled,
                 secrets.seal(secret.getBytes(StandardCharsets.UTF_8), secretContext(id)), now);
+        audit.record(appId, "webhook.create", "webhook", id, in.enabled() == null
+                ? List.of("url", "description", "events") : List.of("url", "description", "events", "enabled"));
         return view(webhooks.find(appId, id, false).orElseThrow()).withSecret(secret);
     }
 
@@ -90,6 +95,13 @@ public class WebhookService {
             webhooks.rotate(appId, id, secrets.seal(secret.getBytes(StandardCharsets.UTF_8), secretContext(id)),
                     now.plus(properties.rotationGrace()), now);
         }
+        List<String> changed = new ArrayList<>();
+        if (in.url() != null) changed.add("url");
+        if (in.descriptionGiven()) changed.add("description");
+        if (in.events() != null) changed.add("events");
+        if (in.enabled() != null) changed.add("enabled");
+        if (in.rotateSecret()) changed.add("secret");
+        audit.record(appId, "webhook.update", "webhook", id, changed);
         WebhookView view = view(webhooks.find(appId, id, false).orElseThrow());
         return secret == null ? view : view.withSecret(secret);
     }
@@ -97,6 +109,7 @@ public class WebhookService {
     @Transactional
     public WebhookView.Deletion delete(UUID appId, UUID id) {
         if (!webhooks.delete(appId, id)) throw new NotFound("webhook");
+        audit.record(appId, "webhook.delete", "webhook", id);
         return new WebhookView.Deletion(id, true);
     }
 

@@ -42,6 +42,8 @@ class WebhookTests extends ApiTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private Receiver receiver;
+    @org.springframework.beans.factory.annotation.Autowired
+    org.springframework.jdbc.core.simple.JdbcClient jdbc;
 
     @BeforeEach
     void startReceiver() {
@@ -137,6 +139,14 @@ class WebhookTests extends ApiTest {
         assertThat(deleted.json().path("deleted").asBoolean()).isTrue();
         assertError(api.delete("/v1/webhooks/" + id(created), app.serverKey()), 404, "not_found");
         assertThat(api.get("/v1/webhooks", app.serverKey()).json().path("data")).isEmpty();
+
+        // every change is audited by field name, never a value (the secret included)
+        List<String> audited = jdbc.sql("""
+                        select action || ':' || array_to_string(changed_fields, ',') from audit_log
+                        where app_id = :app and target_id = :id order by id""")
+                .param("app", app.appId()).param("id", id(created)).query(String.class).list();
+        assertThat(audited).containsExactly("webhook.create:description,events,url", "webhook.update:description,enabled,events",
+                "webhook.update:secret", "webhook.delete:");
     }
 
     @Test

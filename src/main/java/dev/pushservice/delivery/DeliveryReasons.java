@@ -14,6 +14,8 @@ public final class DeliveryReasons {
     public static final String RENDER_FAILED = "render_failed";
     /** The provider broke its contract (its future failed instead of answering): retried like a transient failure. */
     public static final String PROVIDER_ERROR = "provider_error";
+    /** The notification's TTL ran out before the recipient could be sent (or sent again): ends {@code expired}. */
+    public static final String TTL_EXPIRED = RetryBackoff.EXPIRED;
     /** This instance has no provider for the platform. */
     public static final String NO_PROVIDER = "no_provider";
 

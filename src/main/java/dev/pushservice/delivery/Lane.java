@@ -257,6 +257,15 @@ final class Lane {
                         "rejected", DeliveryReasons.NO_PROVIDER);
                 continue;
             }
+            Instant expiresAt = blueprint.get().expiresAt();
+            Integer ttl = blueprint.get().ttlSeconds();
+            if (expiresAt != null && ttl != null && ttl > 0 && !clock.instant().isBefore(expiresAt)) {
+                // its TTL ran out before this send (a slow queue, a long pause): never sent late.
+                // A TTL of 0 means "now or never" and is still tried once.
+                finish(recipient, new DeliveryStore.GaveUp(recipient, DeliveryReasons.TTL_EXPIRED, RetryBackoff.EXPIRED),
+                        "expired", DeliveryReasons.TTL_EXPIRED);
+                continue;
+            }
             PushMessage message;
             try {
                 message = blueprint.get().message(recipient, clock.instant());
@@ -267,7 +276,6 @@ final class Lane {
                         "rejected", DeliveryReasons.RENDER_FAILED);
                 continue;
             }
-            Instant expiresAt = blueprint.get().expiresAt();
             long started = System.nanoTime();
             CompletableFuture<DeliveryResult> answer;
             try {

@@ -1,5 +1,7 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.support.TestClock;
+import dev.pushservice.delivery.DeliveryEngine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -78,6 +80,12 @@ class DeliveryTests extends ApiTest {
 
     @Autowired
     JdbcClient jdbc;
+
+    @Autowired
+    DeliveryEngine delivery;
+
+    @Autowired
+    TestClock clock;
 
     // ---- helpers ---------------------------------------------------------------------------------
 
@@ -280,6 +288,30 @@ class DeliveryTests extends ApiTest {
             assertThat(rows.get(device).path("attempts").asInt()).as("never retried").isLessThanOrEqualTo(1);
         }
         assertThat(rows.get(web).path("status").asString()).isEqualTo("accepted");
+    }
+
+    @Test
+    void aRecipientWhoseTtlRunsOutBeforeItsSendExpiresUnsent() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String ios = iosToken();
+        register(app, "ios", ios, "");
+        delivery.pause();
+        try {
+            String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"ttl\":60}");
+            await().atMost(WAIT).until(() -> summary(app, id).path("recipient_count").asLong() == 1);
+            clock.advance(Duration.ofSeconds(61));
+            delivery.resume();
+            JsonNode summary = finished(app, id);
+            JsonNode recipient = recipients(app, id).values().iterator().next();
+            assertThat(recipient.path("status").asString()).isEqualTo("expired");
+            assertThat(recipient.path("last_error").asString()).isEqualTo("ttl_expired");
+            assertThat(summary.path("accepted_count").asLong()).isZero();
+            assertThat(APNS_RECEIVED.get(ios)).as("never sent late").isNullOrEmpty();
+        } finally {
+            delivery.resume();
+            clock.reset();
+        }
     }
 
     @Test

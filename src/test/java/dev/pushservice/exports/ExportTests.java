@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.pushservice.support.TestTokens;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestClock;
@@ -25,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import java.util.zip.GZIPInputStream;
 import org.apache.commons.csv.CSVFormat;
@@ -64,18 +64,13 @@ class ExportTests extends ApiTest {
     }
 
     private Device register(TestApp app, String platform, String extra) {
-        String token = platform.equals("ios") ? java.util.HexFormat.of().formatHex(randomBytes(32)) : "fcm-" + UUID.randomUUID();
+        String token = platform.equals("ios") ? TestTokens.apns() : TestTokens.fcm();
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
                 "{\"platform\":\"" + platform + "\",\"push_token\":\"" + token + "\"" + extra + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return new Device(UUID.fromString(r.json().path("device_id").asString()), token);
     }
 
-    private static byte[] randomBytes(int n) {
-        byte[] b = new byte[n];
-        ThreadLocalRandom.current().nextBytes(b);
-        return b;
-    }
 
     private String export(TestApp app, String body) {
         TestApi.Response r = api.post("/v1/exports", app.serverKey(), body);

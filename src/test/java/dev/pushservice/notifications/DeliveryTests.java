@@ -1,6 +1,7 @@
 package dev.pushservice.notifications;
 
 import dev.pushservice.support.TestClock;
+import dev.pushservice.support.TestTokens;
 import dev.pushservice.delivery.DeliveryEngine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -18,12 +19,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -99,11 +98,6 @@ class DeliveryTests extends ApiTest {
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
     }
 
-    private static String iosToken() {
-        byte[] token = new byte[32];
-        ThreadLocalRandom.current().nextBytes(token);
-        return HexFormat.of().formatHex(token);
-    }
 
     private UUID register(TestApp app, String platform, String token, String extra) {
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
@@ -147,8 +141,8 @@ class DeliveryTests extends ApiTest {
     void eachPlatformReceivesThePushRenderedForItsRecipient() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        String ios = iosToken();
-        String android = "fcm-" + UUID.randomUUID();
+        String ios = TestTokens.apns();
+        String android = TestTokens.fcm();
         LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
         register(app, "ios", ios, ",\"external_user_id\":\"ada\",\"tags\":{\"plan\":\"pro\"}");
         register(app, "android", android, ",\"external_user_id\":\"bob\",\"tags\":{\"plan\":\"team\"}");
@@ -194,8 +188,8 @@ class DeliveryTests extends ApiTest {
     void aDeadTokenInvalidatesTheDeviceWhichLaterSendsLeaveOut() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        String dead = "fcm-" + UUID.randomUUID();
-        String alive = "fcm-" + UUID.randomUUID();
+        String dead = TestTokens.fcm();
+        String alive = TestTokens.fcm();
         FCM.replyFor(dead, LocalFcmServer.Reply.unregistered());
         UUID deadDevice = register(app, "android", dead, "");
         UUID aliveDevice = register(app, "android", alive, "");
@@ -227,7 +221,7 @@ class DeliveryTests extends ApiTest {
     void transientFailuresAreRetriedThenAccepted() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        String flaky = "fcm-" + UUID.randomUUID();
+        String flaky = TestTokens.fcm();
         FCM.replyFor(flaky, LocalFcmServer.Reply.error(503, "UNAVAILABLE", null, "try later"));
         UUID device = register(app, "android", flaky, "");
         LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
@@ -253,7 +247,7 @@ class DeliveryTests extends ApiTest {
     void transientFailuresThatNeverEndAreDeadLettered() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        String down = "fcm-" + UUID.randomUUID();
+        String down = TestTokens.fcm();
         FCM.replyFor(down, LocalFcmServer.Reply.error(500, "INTERNAL", null, "down"));
         UUID device = register(app, "android", down, "");
         long deadBefore = jdbc.sql("select count(*) from dead_letter_jobs where task_name = 'delivery'").query(Long.class).single();
@@ -274,7 +268,7 @@ class DeliveryTests extends ApiTest {
     void aPlatformWithoutCredentialsFailsItsRecipientsAtOnce() throws Exception {
         TestApp app = newApp(); // no APNs or FCM credentials
         List<UUID> devices = new ArrayList<>();
-        for (int i = 0; i < 30; i++) devices.add(register(app, "ios", iosToken(), ""));
+        for (int i = 0; i < 30; i++) devices.add(register(app, "ios", TestTokens.apns(), ""));
         LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
         UUID web = register(app, "web", browser.json(), ""); // VAPID keys are the app's own: always configured
 
@@ -294,7 +288,7 @@ class DeliveryTests extends ApiTest {
     void aRecipientWhoseTtlRunsOutBeforeItsSendExpiresUnsent() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        String ios = iosToken();
+        String ios = TestTokens.apns();
         register(app, "ios", ios, "");
         delivery.pause();
         try {
@@ -320,7 +314,7 @@ class DeliveryTests extends ApiTest {
         credentials(app);
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < 2_000; i++) {
-            String token = "fcm-" + UUID.randomUUID();
+            String token = TestTokens.fcm();
             tokens.add(token);
             FCM.replyFor(token, LocalFcmServer.Reply.ok().delayed(Duration.ofSeconds(2)));
         }

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 import com.standardwebhooks.Webhook;
 import com.standardwebhooks.exceptions.WebhookVerificationException;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.support.TestTokens;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
 import java.net.http.HttpRequest;
@@ -390,10 +391,10 @@ class WebhookTests extends ApiTest {
         String unsubscribed = id(create(app, "/quiet", "[\"event.clicked\"]"));
 
         TestApi.Response d1 = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\"}");
+                "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\"}");
         String first = d1.json().path("device_id").asString();
         TestApi.Response d2 = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"android\",\"push_token\":\"fcm-" + UUID.randomUUID() + "\",\"external_user_id\":\"ada\"}");
+                "{\"platform\":\"android\",\"push_token\":\"" + TestTokens.fcm() + "\",\"external_user_id\":\"ada\"}");
         assertThat(d2.status()).as(d2.toString()).isEqualTo(201);
 
         assertThat(api.post("/v1/events", app.publicKey(), "{\"event_type\":\"opened\",\"device_id\":\"" + first + "\"}").status())

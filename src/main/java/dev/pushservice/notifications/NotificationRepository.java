@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Collection;
@@ -244,6 +245,16 @@ class NotificationRepository {
                 .param("app", appId).param("ids", List.copyOf(ids))
                 .query((rs, n) -> new Count(rs.getObject("notification_id", UUID.class), rs.getString("platform"),
                         rs.getString("status"), rs.getLong("n")))
+                .list();
+    }
+
+    List<DeliveryOutcomeCounts.DailyCount> dailyOutcomes(UUID appId, LocalDate from, LocalDate to) {
+        return jdbc.sql("""
+                        select day, outcome, count from delivery_daily_counts
+                        where app_id = :app and day between :from and :to""")
+                .param("app", appId).param("from", from).param("to", to)
+                .query((rs, n) -> new DeliveryOutcomeCounts.DailyCount(rs.getObject("day", LocalDate.class),
+                        rs.getString("outcome"), rs.getLong("count")))
                 .list();
     }
 

@@ -18,6 +18,17 @@ import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import dev.pushservice.apps.Tenants;
+import dev.pushservice.platform.auth.KeyKind;
+import dev.pushservice.platform.auth.Scope;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Set;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -370,6 +381,91 @@ class DeliveryTests extends ApiTest {
                 .as("the transactional send did not wait for the bulk send").isEqualTo("processing");
         assertThat(FCM.receivedFor(urgentToken)).hasSize(1);
         assertThat(finished(app, bulk).path("status").asString()).isEqualTo("completed");
+    }
+
+    @Test
+    void analyticsCountDeliveryOutcomesPerDayInTheAppTimeZone() throws Exception {
+        // UTC+14: from 10:00 UTC on, the app's day is the next UTC day, so counting in UTC would misplace them
+        ZoneId zone = ZoneId.of("Pacific/Kiritimati");
+        Tenants.Organisation org = tenants.createOrganisation(TestTokens.unique("outcomes org "));
+        Tenants.App created = tenants.createApp(org.id(), "outcomes app", zone.getId());
+        TestApp app = new TestApp(org.id(), created.id(),
+                tenants.issueKey(created.id(), KeyKind.SERVER, "server",
+                        EnumSet.allOf(Scope.class), null).rawKey(),
+                tenants.issueKey(created.id(), KeyKind.PUBLIC, "public",
+                        Set.of(), null).rawKey());
+        credentials(app);
+        String dead = TestTokens.fcm();
+        String refused = TestTokens.fcm();
+        FCM.replyFor(dead, LocalFcmServer.Reply.unregistered());
+        FCM.replyFor(refused, LocalFcmServer.Reply.error(400, "INVALID_ARGUMENT", null, "bad message"));
+        register(app, "ios", TestTokens.apns(), "");
+        register(app, "android", dead, "");
+        register(app, "android", refused, "");
+        Instant now = clock.instant();
+        Instant noonUtc = now.atZone(ZoneOffset.UTC).toLocalDate().atTime(12, 0)
+                .toInstant(ZoneOffset.UTC);
+        if (noonUtc.isBefore(now)) noonUtc = noonUtc.plus(Duration.ofDays(1));
+        try {
+            clock.advance(Duration.between(now, noonUtc));
+            LocalDate firstDay = LocalDate.ofInstant(clock.instant(), zone);
+            assertThat(firstDay).isNotEqualTo(LocalDate.ofInstant(clock.instant(), ZoneOffset.UTC));
+
+            String sent = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+            assertThat(finished(app, sent).path("status").asString()).isEqualTo("completed");
+
+            clock.advance(Duration.ofDays(1));
+            LocalDate secondDay = firstDay.plusDays(1);
+            delivery.pause();
+            String expiring = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"ttl\":60}");
+            String cancelled = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+            await().atMost(WAIT).until(() -> summary(app, expiring).path("recipient_count").asLong() == 2
+                    && summary(app, cancelled).path("recipient_count").asLong() == 2);
+            TestApi.Response cancel = api.post("/v1/notifications/" + cancelled + "/cancel", app.serverKey(), "");
+            assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+            clock.advance(Duration.ofSeconds(61));
+            delivery.resume();
+            finished(app, expiring);
+
+            TestApi.Response r = api.get("/v1/analytics?days=3", app.serverKey());
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            JsonNode analytics = r.json();
+            assertThat(analytics.path("timezone").asString()).isEqualTo(zone.getId());
+            Map<String, JsonNode> byDate = new HashMap<>();
+            analytics.path("daily").forEach(d -> byDate.put(d.path("date").asString(), d.path("deliveries")));
+            assertThat(byDate.keySet()).containsExactlyInAnyOrder(firstDay.minusDays(1).toString(), firstDay.toString(),
+                    secondDay.toString());
+            assertThat(outcomes(byDate.get(firstDay.minusDays(1).toString())))
+                    .containsExactlyEntriesOf(outcomes(0, 0, 0, 0, 0));
+            assertThat(outcomes(byDate.get(firstDay.toString()))).containsExactlyEntriesOf(outcomes(1, 1, 1, 0, 0));
+            assertThat(outcomes(byDate.get(secondDay.toString()))).containsExactlyEntriesOf(outcomes(0, 0, 0, 2, 2));
+            assertThat(outcomes(analytics.path("delivery_totals"))).containsExactlyEntriesOf(outcomes(1, 1, 1, 2, 2));
+
+            JsonNode today = api.get("/v1/analytics?days=1", app.serverKey()).json();
+            assertThat(outcomes(today.path("delivery_totals"))).containsExactlyEntriesOf(outcomes(0, 0, 0, 2, 2));
+            // another app's outcomes are its own
+            assertThat(outcomes(api.get("/v1/analytics?days=3", newApp().serverKey()).json().path("delivery_totals")))
+                    .containsExactlyEntriesOf(outcomes(0, 0, 0, 0, 0));
+        } finally {
+            delivery.resume();
+            clock.reset();
+        }
+    }
+
+    private static Map<String, Long> outcomes(JsonNode deliveries) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        deliveries.properties().forEach(e -> m.put(e.getKey(), e.getValue().asLong()));
+        return m;
+    }
+
+    private static Map<String, Long> outcomes(long accepted, long failed, long invalidToken, long cancelled, long expired) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("accepted", accepted);
+        m.put("failed", failed);
+        m.put("invalid_token", invalidToken);
+        m.put("cancelled", cancelled);
+        m.put("expired", expired);
+        return m;
     }
 
     private void registerMany(TestApp app, List<String> tokens, String tags) {

@@ -2,7 +2,9 @@ package dev.pushservice.delivery;
 
 /**
  * Reason codes the delivery engine writes into a recipient's last error beside the providers'
- * {@link ReasonCode}s: what happened to a recipient that no provider answered for.
+ * {@link ReasonCode}s: what happened to a recipient that no provider answered for. Each is permanent
+ * (the recipient ends terminal, never retried) except {@link #PROVIDER_ERROR}. Listed with the
+ * providers' codes in docs/api-decisions.md ("Reason codes").
  */
 public final class DeliveryReasons {
 
@@ -18,6 +20,17 @@ public final class DeliveryReasons {
     public static final String TTL_EXPIRED = RetryBackoff.EXPIRED;
     /** This instance has no provider for the platform. */
     public static final String NO_PROVIDER = "no_provider";
+    /**
+     * The device was disabled (deleted through the API, its user deleted) after the fan-out made it a
+     * recipient and before its send: ends {@code failed}, never handed to a provider.
+     */
+    public static final String DEVICE_DISABLED = "device_disabled";
+    /**
+     * The device's token was invalidated (a provider said it is dead, for this or another
+     * notification) after the fan-out made it a recipient and before its send: ends {@code failed},
+     * never handed to a provider.
+     */
+    public static final String DEVICE_INVALIDATED = "device_invalidated";
 
     private DeliveryReasons() {
     }

@@ -30,7 +30,9 @@ public interface DeliveryStore {
      * {@code now} (pending, or claimed with an expired lease), oldest first, with
      * {@code FOR UPDATE SKIP LOCKED}: marks them claimed until {@code now + lease}, counts the attempt,
      * and returns what rendering needs. Recipients of notifications that are not being delivered
-     * (cancelled, terminal) are never claimed.
+     * (cancelled, terminal) are never claimed. A due recipient whose device was disabled or
+     * invalidated since the fan-out is made {@code failed} by the same statement and returned with
+     * {@link Claimed#unsendable()} set.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease);
 
@@ -56,9 +58,19 @@ public interface DeliveryStore {
      * @param attempts sends made including the one about to happen
      * @param values what this recipient's placeholders read
      * @param token the provider token; never logged
+     * @param unsendable null, or why the recipient must not be sent ({@link DeliveryReasons#DEVICE_DISABLED},
+     *                   {@link DeliveryReasons#DEVICE_INVALIDATED}): the claim already made it
+     *                   {@code failed} with that reason; the engine records it as a rejection (which
+     *                   changes nothing in the store but finishes its notification) and never sends it
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
-                   String token, int attempts, Renderer.Values values) {
+                   String token, int attempts, Renderer.Values values, String unsendable) {
+
+        /** A recipient to send. */
+        public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
+                       Renderer.Values values) {
+            this(notificationId, appId, deviceId, platform, token, attempts, values, null);
+        }
 
         @Override
         public String toString() {

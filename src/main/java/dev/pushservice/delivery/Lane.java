@@ -246,6 +246,12 @@ final class Lane {
 
     private void send(List<DeliveryStore.Claimed> slice, Map<UUID, Optional<Blueprint>> byNotification) {
         for (DeliveryStore.Claimed recipient : slice) {
+            if (recipient.unsendable() != null) {
+                // already failed by the claim (its device went away after the fan-out): counted, never sent
+                finish(recipient, new DeliveryStore.Rejected(recipient, recipient.unsendable(), false, null),
+                        "rejected", recipient.unsendable());
+                continue;
+            }
             Optional<Blueprint> blueprint = byNotification.get(recipient.notificationId());
             if (blueprint.isEmpty() || cancelled.test(recipient.notificationId())) {
                 finish(recipient, new DeliveryStore.Cancelled(recipient), "cancelled", DeliveryReasons.CANCELLED);

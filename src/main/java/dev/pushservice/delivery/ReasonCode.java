@@ -12,6 +12,10 @@ import java.util.Locale;
  * transient ({@link DeliveryResult.Failed}: retried, honouring {@code Retry-After}); the result
  * types refuse a code of the other kind. Two permanent codes say the device's token is dead
  * ({@link #invalidatesToken()}): the device is invalidated and never sent to again.
+ *
+ * <p>What the engine decides without a provider (a cancelled notification, a TTL run out, a device
+ * disabled or invalidated between the fan-out and its send, no credentials) uses the codes of
+ * {@link DeliveryReasons} in the same {@code last_error} field.
  */
 public enum ReasonCode {
 

@@ -52,12 +52,20 @@ class DeliveryRecipientRepository {
     /**
      * Claims up to {@code limit} due recipients (pending, or sending whose lease ended) of the lane's
      * processing notifications on {@code platform}: marks them sending until {@code leaseEnd}, counts
-     * the attempt, returns them with the device token and the frozen render values.
+     * the attempt, returns them with the device token and the frozen render values. A recipient whose
+     * device was disabled or invalidated since the fan-out (or is gone) is not claimed for sending: the
+     * same statement makes it {@code failed} with {@link DeliveryReasons#DEVICE_DISABLED} or
+     * {@link DeliveryReasons#DEVICE_INVALIDATED} (attempts unchanged) and returns it with that reason
+     * in {@link Claimed#unsendable()}, so the engine counts it and its notification can finish.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd) {
         return jdbc.sql("""
                         with due as (
-                            select r.notification_id, r.device_id from notification_recipients r
+                            select r.notification_id, r.device_id, d.token,
+                                   case when d.id is null then :invalidated
+                                        when not d.enabled then :disabled
+                                        when d.invalidated_at is not null then :invalidated end as unsendable
+                            from notification_recipients r left join devices d on d.id = r.device_id
                             where r.notification_id in (select n.id from notifications n
                                                         where n.status = 'processing' and n.priority = :lane)
                               and r.platform = :platform and r.status in ('pending', 'sending')
@@ -66,18 +74,25 @@ class DeliveryRecipientRepository {
                             for update of r skip locked),
                         claimed as (
                             update notification_recipients r
-                            set status = 'sending', attempts = r.attempts + 1, next_attempt_at = :lease_end, updated_at = :now
+                            set status = case when due.unsendable is null then 'sending' else 'failed' end,
+                                attempts = r.attempts + case when due.unsendable is null then 1 else 0 end,
+                                last_error = coalesce(due.unsendable, r.last_error),
+                                next_attempt_at = case when due.unsendable is null then :lease_end else r.next_attempt_at end,
+                                updated_at = :now
                             from due where r.notification_id = due.notification_id and r.device_id = due.device_id
                             returning r.notification_id, r.device_id, r.app_id, r.attempts, r.external_user_id,
                                       r.render_values::text as render_values)
-                        select c.*, d.token from claimed c join devices d on d.id = c.device_id""")
+                        select c.*, due.token, due.unsendable from claimed c
+                        join due on due.notification_id = c.notification_id and due.device_id = c.device_id""")
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("limit", limit)
+                .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
                 .query((rs, n) -> claimed(rs, platform)).list();
     }
 
     private static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
-        String values = rs.getString("render_values");
+        String unsendable = rs.getString("unsendable");
+        String values = unsendable == null ? rs.getString("render_values") : null;
         Map<String, String> tags = null;
         JsonNode properties = null;
         if (values != null) {
@@ -93,8 +108,9 @@ class DeliveryRecipientRepository {
             properties = node.get("properties");
         }
         return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
-                rs.getObject("device_id", UUID.class), platform, rs.getString("token"), rs.getInt("attempts"),
-                new Renderer.Values(rs.getString("external_user_id"), tags, properties, null));
+                rs.getObject("device_id", UUID.class), platform, unsendable == null ? rs.getString("token") : null,
+                rs.getInt("attempts"), new Renderer.Values(rs.getString("external_user_id"), tags, properties, null),
+                unsendable);
     }
 
     /**

@@ -97,6 +97,9 @@ class DeliveryTests extends ApiTest {
     @Autowired
     TestClock clock;
 
+    @Autowired
+    dev.pushservice.devices.DeviceService devices;
+
     // ---- helpers ---------------------------------------------------------------------------------
 
     private void credentials(TestApp app) throws Exception {
@@ -381,6 +384,56 @@ class DeliveryTests extends ApiTest {
                 .as("the transactional send did not wait for the bulk send").isEqualTo("processing");
         assertThat(FCM.receivedFor(urgentToken)).hasSize(1);
         assertThat(finished(app, bulk).path("status").asString()).isEqualTo("completed");
+    }
+
+    @Test
+    void aDeviceDisabledOrInvalidatedBetweenFanOutAndSendIsNeverSent() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String deletedToken = TestTokens.apns();
+        String deadToken = TestTokens.fcm();
+        String liveToken = TestTokens.fcm();
+        UUID deleted = register(app, "ios", deletedToken, ",\"tags\":{\"ring\":\"x\"}");
+        UUID dead = register(app, "android", deadToken, ",\"tags\":{\"ring\":\"x\"}");
+        UUID live = register(app, "android", liveToken, "");
+        delivery.pause();
+        String all;
+        String onlyGone;
+        try {
+            all = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+            onlyGone = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"tag\",\"key\":\"ring\",\"value\":\"x\"}}");
+            await().atMost(WAIT).until(() -> summary(app, all).path("recipient_count").asLong() == 3
+                    && summary(app, onlyGone).path("recipient_count").asLong() == 2);
+            // after the fan-out: the app deletes one device, a provider declares the other's token dead
+            TestApi.Response delete = api.delete("/v1/devices/" + deleted, app.publicKey());
+            assertThat(delete.status()).as(delete.toString()).isIn(200, 204);
+            assertThat(devices.invalidate(app.appId(), List.of(dead), "token_unregistered", clock.instant())).containsExactly(dead);
+        } finally {
+            delivery.resume();
+        }
+
+        assertThat(finished(app, all).path("status").asString()).isEqualTo("completed");
+        Map<UUID, JsonNode> rows = recipients(app, all);
+        assertThat(rows.get(live).path("status").asString()).isEqualTo("accepted");
+        assertThat(rows.get(deleted).path("status").asString()).isEqualTo("failed");
+        assertThat(rows.get(deleted).path("last_error").asString()).isEqualTo("device_disabled");
+        assertThat(rows.get(deleted).path("attempts").asInt()).as("never sent").isZero();
+        assertThat(rows.get(dead).path("status").asString()).isEqualTo("failed");
+        assertThat(rows.get(dead).path("last_error").asString()).isEqualTo("device_invalidated");
+        assertThat(rows.get(dead).path("attempts").asInt()).as("never sent").isZero();
+
+        JsonNode gone = finished(app, onlyGone);
+        assertThat(gone.path("status").asString()).as("nothing left to send: it finishes").isEqualTo("failed");
+        assertThat(gone.path("failed_count").asLong()).isEqualTo(2);
+        assertThat(recipients(app, onlyGone).values()).extracting(r -> r.path("last_error").asString())
+                .containsExactlyInAnyOrder("device_disabled", "device_invalidated");
+
+        assertThat(APNS_RECEIVED.get(deletedToken)).as("a deleted device is never sent to").isNullOrEmpty();
+        assertThat(FCM.receivedFor(deadToken)).as("an invalidated device is never sent to").isEmpty();
+        assertThat(FCM.receivedFor(liveToken)).hasSize(1);
+        String metrics = api.get("/actuator/prometheus", null).body();
+        assertThat(metrics).contains("outcome=\"rejected\",platform=\"ios\",reason=\"device_disabled\"",
+                "outcome=\"rejected\",platform=\"android\",reason=\"device_invalidated\"");
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
+import dev.pushservice.platform.crypto.TrustedCertificates;
 import dev.pushservice.platform.rules.Platform;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -17,17 +18,11 @@ import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -40,8 +35,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import javax.net.ssl.TrustManagerFactory;
-import javax.net.ssl.X509TrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -332,7 +325,8 @@ public final class ApnsProvider implements PushProvider {
         /** @throws IllegalArgumentException when {@code trustedCaFile} cannot be read as PEM certificates */
         public ApnsProvider build() {
             X509Certificate[] trusted = properties.trustedCaFile() == null
-                    ? null : withDefaultTrust(readCertificates(properties.trustedCaFile()));
+                    ? null : TrustedCertificates.withDefaults(properties.trustedCaFile(), "push.apns.trusted-ca-file")
+                            .toArray(X509Certificate[]::new);
             return new ApnsProvider(this, trusted);
         }
     }
@@ -347,31 +341,5 @@ public final class ApnsProvider implements PushProvider {
             e = e.getCause();
         }
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getClass().getSimpleName() + ": " + e.getMessage();
-    }
-
-    private static X509Certificate[] readCertificates(Path file) {
-        try (InputStream in = Files.newInputStream(file)) {
-            X509Certificate[] certificates = CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
-                    .map(X509Certificate.class::cast).toArray(X509Certificate[]::new);
-            if (certificates.length == 0) throw new IllegalArgumentException("no certificate in " + file);
-            return certificates;
-        } catch (IOException | GeneralSecurityException e) {
-            throw new IllegalArgumentException("push.apns.trusted-ca-file " + file + " is not a readable PEM certificate file", e);
-        }
-    }
-
-    /** The extra CAs plus the JVM's default ones: a custom trust list must not drop Apple's real CA. */
-    private static X509Certificate[] withDefaultTrust(X509Certificate[] extra) {
-        try {
-            TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            factory.init((KeyStore) null);
-            List<X509Certificate> all = new ArrayList<>(Arrays.asList(extra));
-            for (var manager : factory.getTrustManagers()) {
-                if (manager instanceof X509TrustManager x509) all.addAll(Arrays.asList(x509.getAcceptedIssuers()));
-            }
-            return all.toArray(X509Certificate[]::new);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot read the JVM's default trust store", e);
-        }
     }
 }

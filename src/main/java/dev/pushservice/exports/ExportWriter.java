@@ -5,6 +5,7 @@ import com.github.kagkarlsson.scheduler.task.TaskDescriptor;
 import com.github.kagkarlsson.scheduler.task.helper.RecurringTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.github.kagkarlsson.scheduler.task.schedule.FixedDelay;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
 import dev.pushservice.platform.jobs.DeadLetters;
 import dev.pushservice.platform.jobs.RetryPolicy;
 import dev.pushservice.segments.FilterCompiler;
@@ -20,6 +21,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
@@ -54,6 +56,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * attempts, and after {@value #MAX_ATTEMPTS} interrupted attempts marks it {@code failed} with the
  * reason. Each run holds a lease (the attempt number): a superseded run stops at its next chunk or
  * progress write. An error while exporting (not a crash) fails the export at once with a reason.
+ * Completion records the {@code export.completed} lifecycle fact in its transaction.
  * The clean-up also fails any pending or running export whose task has disappeared (dead-lettered),
  * so no export stays {@code running} forever.
  */
@@ -81,11 +84,13 @@ class ExportWriter {
     private final TransactionTemplate reading;
     private final Clock clock;
     private final int chunkBytes;
+    private final LifecycleEventRepository lifecycle;
 
     ExportWriter(ExportRepository exports, ExportService service, FilterCompiler compiler,
                  PlatformTransactionManager transactionManager, Clock clock,
-                 @Value("${push.exports.chunk-bytes:" + CHUNK_BYTES + "}") int chunkBytes) {
+                 @Value("${push.exports.chunk-bytes:" + CHUNK_BYTES + "}") int chunkBytes, LifecycleEventRepository lifecycle) {
         this.exports = exports;
+        this.lifecycle = lifecycle;
         this.service = service;
         this.compiler = compiler;
         this.clock = clock;
@@ -161,8 +166,13 @@ class ExportWriter {
             }));
         }
         Instant now = clock.instant();
-        boolean done = Boolean.TRUE.equals(transactions.execute(status -> exports.complete(row.id(), attempt, rows[0],
-                csvBytes.count, sink.stored, sink.seq, now, now.plus(ExportService.FILE_LIFE))));
+        Instant expires = now.plus(ExportService.FILE_LIFE);
+        boolean done = Boolean.TRUE.equals(transactions.execute(status -> {
+            if (!exports.complete(row.id(), attempt, rows[0], csvBytes.count, sink.stored, sink.seq, now, expires)) return false;
+            lifecycle.record(row.appId(), LifecycleEventRepository.Kind.EXPORT_COMPLETED, row.id(), Map.of("export_id", row.id(),
+                    "type", row.type().value(), "rows", rows[0], "expires_at", expires.toString()), now);
+            return true;
+        }));
         if (!done) throw new Superseded();
         log.info("Export {} ({}) completed: {} rows, {} bytes", row.id(), row.type().value(), rows[0], csvBytes.count);
     }

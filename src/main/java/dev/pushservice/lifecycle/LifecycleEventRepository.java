@@ -34,7 +34,9 @@ public class LifecycleEventRepository {
         /** A user deleted through the API; its devices were disabled and detached with it. */
         USER_DELETED("user.deleted"),
         /** A provider said a device's token is invalid (written by delivery). */
-        DEVICE_INVALIDATED("device.invalidated");
+        DEVICE_INVALIDATED("device.invalidated"),
+        /** An export's file is ready to download (written by the export task). */
+        EXPORT_COMPLETED("export.completed");
         // Engagement facts ("event.<event_type>") are written by the events_recorded trigger of V16,
         // one set-based insert per batch, and only for apps with an enabled webhook subscribed to them.
 

@@ -1,5 +1,5 @@
 /**
- * The one record of what happened to notifications and devices: an outbox table
+ * The one record of what happened to notifications, devices and exports: an outbox table
  * ({@code lifecycle_events}) of lifecycle facts, each written by {@link
  * dev.pushservice.lifecycle.LifecycleEventRepository#record} in the same transaction as the change it
  * describes, so a fact exists exactly when its change committed.
@@ -7,7 +7,8 @@
  * <p>Facts ({@link dev.pushservice.lifecycle.LifecycleEventRepository.Kind}): {@code notification.created},
  * {@code notification.queued}, {@code notification.processing}, {@code notification.completed},
  * {@code notification.failed}, {@code notification.cancelled}, {@code device.disabled},
- * {@code user.deleted} and {@code device.invalidated}, recorded through {@code record}; and two kinds
+ * {@code user.deleted}, {@code device.invalidated} and {@code export.completed}, recorded through
+ * {@code record}; and two kinds
  * written by triggers (V16) so the hot paths keep their single statement: {@code device.registered}
  * (an AFTER INSERT row trigger on {@code devices}: fires only for a new device, never for a
  * refresh) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based

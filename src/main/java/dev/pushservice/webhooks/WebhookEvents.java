@@ -14,10 +14,7 @@ final class WebhookEvents {
     static final String WILDCARD = "*";
     static final String TEST = "webhook.test";
 
-    /**
-     * Subscribable kinds. {@code export.completed} is reserved: subscribable now, sent once exports
-     * record it; journey kinds join the list with journeys.
-     */
+    /** Subscribable kinds; journey kinds join the list with journeys. */
     static final List<String> CATALOGUE = List.of(
             "notification.created",
             "notification.queued",

@@ -108,7 +108,18 @@ final class TargetAddresses {
         return last.matches("[0-9]+") || last.startsWith("0x");
     }
 
-    /** A resolver for Reactor Netty that refuses forbidden addresses (unless {@code allowAll}). */
+    /**
+     * Where names are looked up: the system resolver blocks (up to its own timeouts for a dead DNS
+     * server), so lookups run on virtual threads, never on the webhook event loop, which carries
+     * every endpoint's connections.
+     */
+    private static final java.util.concurrent.Executor LOOKUPS =
+            java.util.concurrent.Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("webhook-dns-", 0).factory());
+
+    /**
+     * A resolver for Reactor Netty that refuses forbidden addresses (unless {@code allowAll}). The
+     * addresses it hands back are the only ones the client connects to.
+     */
     static AddressResolverGroup<InetSocketAddress> resolverGroup(boolean allowAll) {
         return new AddressResolverGroup<>() {
             @Override
@@ -116,20 +127,24 @@ final class TargetAddresses {
                 return new InetSocketAddressResolver(executor, new InetNameResolver(executor) {
                     @Override
                     protected void doResolve(String host, Promise<InetAddress> promise) {
-                        try {
-                            promise.setSuccess(checked(host, allowAll).getFirst());
-                        } catch (UnknownHostException e) {
-                            promise.setFailure(e);
-                        }
+                        LOOKUPS.execute(() -> {
+                            try {
+                                promise.trySuccess(checked(host, allowAll).getFirst());
+                            } catch (UnknownHostException | RuntimeException e) {
+                                promise.tryFailure(e);
+                            }
+                        });
                     }
 
                     @Override
                     protected void doResolveAll(String host, Promise<List<InetAddress>> promise) {
-                        try {
-                            promise.setSuccess(checked(host, allowAll));
-                        } catch (UnknownHostException e) {
-                            promise.setFailure(e);
-                        }
+                        LOOKUPS.execute(() -> {
+                            try {
+                                promise.trySuccess(checked(host, allowAll));
+                            } catch (UnknownHostException | RuntimeException e) {
+                                promise.tryFailure(e);
+                            }
+                        });
                     }
                 });
             }

@@ -30,11 +30,12 @@ import org.springframework.transaction.support.TransactionTemplate;
  * ({@link WebhookRepository#relay}) and claims due deliveries ({@link WebhookRepository#claim}); each
  * claimed attempt runs on its own virtual thread through {@link WebhookSender}.
  *
- * <p>Isolation: at most {@link WebhookProperties#perEndpointConcurrency()} attempts per endpoint and
- * {@link WebhookProperties#maxInFlight()} in all are in flight from one instance; the claim skips an
- * endpoint whose slots are full, so a slow or dead endpoint holds only its own slots (each for at
- * most the timeout) and never delays another endpoint, the API or notification delivery (own
- * threads, own HTTP client, a short transaction per claim and per outcome).
+ * <p>Isolation: at most {@link WebhookProperties#perEndpointConcurrency()} attempts per endpoint (one
+ * while the endpoint's attempts are failing) and {@link WebhookProperties#maxInFlight()} in all are
+ * in flight from one instance; the claim skips an endpoint whose slots are full, so a slow or dead
+ * endpoint holds only its own slots (each for at most the timeout) and never delays another
+ * endpoint, the API or notification delivery (own threads, own HTTP client, a short transaction per
+ * claim and per batch of outcomes on this loop thread only: an attempt never holds a connection).
  *
  * <p>Outcomes ({@link Schedule}): 2xx succeeds; 410 fails the delivery and disables the endpoint;
  * anything else (3xx included: redirects are not followed, 429, 5xx, other 4xx, timeouts, refused
@@ -241,6 +242,11 @@ class WebhookDispatcher implements SmartLifecycle {
         }
         recordFinished();
         sender.close();
+    }
+
+    /** Attempts this instance has in flight now (claimed and not yet recorded), all endpoints. */
+    int inFlight() {
+        return properties.maxInFlight() - capacity.availablePermits();
     }
 
     @Override

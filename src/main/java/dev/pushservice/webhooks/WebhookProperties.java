@@ -1,5 +1,6 @@
 package dev.pushservice.webhooks;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -14,6 +15,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param rotationGrace how long deliveries also carry a signature by the previous secret after a rotation
  * @param disableAfter an endpoint whose attempts have all failed for this long is disabled
  * @param pollInterval how often a worker looks for facts to relay and deliveries that are due
+ * @param trustedCaFile PEM file with extra CA certificates trusted for {@code https://} webhook URLs,
+ *                      added to the JVM's default ones (a local receiver's self-made CA); null: none
  */
 @ConfigurationProperties(prefix = "push.webhooks")
 public record WebhookProperties(
@@ -23,7 +26,8 @@ public record WebhookProperties(
         int maxInFlight,
         Duration rotationGrace,
         Duration disableAfter,
-        Duration pollInterval) {
+        Duration pollInterval,
+        Path trustedCaFile) {
 
     public WebhookProperties {
         if (timeout == null) timeout = Duration.ofSeconds(10);
@@ -32,5 +36,6 @@ public record WebhookProperties(
         if (rotationGrace == null) rotationGrace = Duration.ofHours(24);
         if (disableAfter == null) disableAfter = Duration.ofHours(24);
         if (pollInterval == null) pollInterval = Duration.ofMillis(200);
+        if (trustedCaFile != null && trustedCaFile.toString().isBlank()) trustedCaFile = null;
     }
 }

@@ -170,9 +170,11 @@ class WebhookRepository {
     }
 
     /**
-     * Claims due deliveries, at most {@code slots.get(webhook)} (default {@code perEndpoint}) per
-     * enabled webhook and {@code limit} in all, and pushes their next attempt forward by the lease, so
-     * an attempt lost with its instance is retried once the lease has passed.
+     * Claims due deliveries, at most {@code perEndpoint} per enabled webhook (one while its attempts
+     * are failing: a dead endpoint holds one slot, not {@code perEndpoint}, until it answers again)
+     * minus what this instance has in flight to it ({@code busy}), and {@code limit} in all; pushes
+     * their next attempt forward by the lease, so an attempt lost with its instance is retried once
+     * the lease has passed.
      */
     List<Claimed> claim(Map<UUID, Integer> busy, int perEndpoint, int limit, Instant now, Instant leaseUntil) {
         UUID[] ids = busy.keySet().toArray(UUID[]::new);
@@ -186,7 +188,8 @@ class WebhookRepository {
                                 select d.id from webhook_deliveries d
                                 where d.webhook_id = w.id and d.status = 'pending' and d.next_attempt_at <= :now
                                 order by d.next_attempt_at, d.created_at
-                                limit greatest(0, :per - coalesce((select n from busy where busy.webhook_id = w.id), 0))
+                                limit greatest(0, case when w.failing_since is null then :per else 1 end
+                                                  - coalesce((select n from busy where busy.webhook_id = w.id), 0))
                                 for update of d skip locked) d
                             where w.enabled
                             limit :limit)

@@ -3,9 +3,11 @@ package dev.pushservice.webhooks;
 import com.standardwebhooks.Webhook;
 import com.standardwebhooks.exceptions.WebhookSigningException;
 import dev.pushservice.delivery.http.RetryAfter;
+import dev.pushservice.platform.crypto.TrustedCertificates;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.nio.charset.StandardCharsets;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,15 +15,18 @@ import java.util.List;
 import java.util.UUID;
 import reactor.core.publisher.Mono;
 import reactor.netty.ByteBufMono;
+import reactor.netty.http.Http11SslContextSpec;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
 /**
  * Sends one signed delivery attempt. Its own Reactor Netty client, connection pool and event loop
- * (never the push providers'), HTTP/1.1, redirects not followed, every attempt bounded by
- * {@link WebhookProperties#timeout()}, addresses checked where they are resolved
- * ({@link TargetAddresses#resolverGroup}). Thread-safe; {@link #close} on shutdown.
+ * (never the push providers'), HTTP/1.1, redirects not followed, every attempt (connect, TLS
+ * handshake, request and the whole answer) bounded by {@link WebhookProperties#timeout()}, addresses
+ * checked where they are resolved ({@link TargetAddresses#resolverGroup}). TLS verifies the chain
+ * against the JVM's trusted CAs, plus {@link WebhookProperties#trustedCaFile()} when set, and the
+ * host name. Thread-safe; {@link #close} on shutdown.
  *
  * <p>Signing follows Standard Webhooks: {@code webhook-signature} holds {@code v1,<base64
  * HMAC-SHA256 of "id.timestamp.body">} for the current secret and, during a rotation's grace
@@ -48,8 +53,15 @@ final class WebhookSender implements AutoCloseable {
         this.loops = LoopResources.create("webhooks-io", 1, true);
         this.pool = ConnectionProvider.builder("webhooks").maxConnections(properties.maxInFlight())
                 .pendingAcquireMaxCount(-1).maxIdleTime(Duration.ofSeconds(30)).build();
+        Http11SslContextSpec tls = Http11SslContextSpec.forClient();
+        if (properties.trustedCaFile() != null) {
+            List<X509Certificate> trusted = TrustedCertificates.withDefaults(properties.trustedCaFile(), "push.webhooks.trusted-ca-file");
+            tls = tls.configure(builder -> builder.trustManager(trusted));
+        }
+        Http11SslContextSpec sslContext = tls;
         this.client = HttpClient.create(pool).runOn(loops)
                 .resolver(TargetAddresses.resolverGroup(properties.allowInsecure()))
+                .secure(spec -> spec.sslContext(sslContext).handshakeTimeout(timeout))
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                 .responseTimeout(timeout)
                 .followRedirect(false)
@@ -121,14 +133,34 @@ final class WebhookSender implements AutoCloseable {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof TargetAddresses.ForbiddenAddress) return "address_refused";
             if (t instanceof java.util.concurrent.TimeoutException || t instanceof io.netty.handler.timeout.ReadTimeoutException
-                    || t instanceof io.netty.channel.ConnectTimeoutException) {
+                    || t instanceof io.netty.channel.ConnectTimeoutException
+                    || t instanceof io.netty.handler.ssl.SslHandshakeTimeoutException) {
                 return "timeout";
             }
             if (t instanceof java.net.UnknownHostException) return "dns_failure";
             if (t instanceof java.net.ConnectException) return "connection_refused";
-            if (t instanceof javax.net.ssl.SSLException) return "tls_failure";
+            if (t instanceof javax.net.ssl.SSLException) return tlsFailure(t);
         }
         return "connection_failed";
+    }
+
+    /**
+     * Why a TLS handshake failed, as far as the JDK says: the endpoint's certificate does not chain to
+     * a trusted CA, has expired, or does not name the host; anything else is {@code tls_failure}.
+     */
+    private static String tlsFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.security.cert.CertificateExpiredException) return "certificate_expired";
+            if (t instanceof java.security.cert.CertPathBuilderException
+                    || t instanceof java.security.cert.CertPathValidatorException) {
+                return "certificate_untrusted";
+            }
+            if (t instanceof java.security.cert.CertificateException && t.getMessage() != null
+                    && (t.getMessage().contains("subject alternative") || t.getMessage().contains("No name matching"))) {
+                return "certificate_hostname_mismatch";
+            }
+        }
+        return "tls_failure";
     }
 
     @Override

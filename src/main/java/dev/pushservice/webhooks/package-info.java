@@ -25,6 +25,8 @@
  * stored once and sent unchanged; a webhook gets only facts recorded after its creation
  * ({@code start_after_event}); no address outside {@link dev.pushservice.webhooks.TargetAddresses}'
  * rule is connected to unless {@code PUSH_WEBHOOKS_ALLOW_INSECURE}; a slow endpoint holds only its
- * own slots; another app's webhook is a 404.
+ * own slots (one while its attempts are failing); an attempt holds no database connection while it
+ * waits on HTTP (the dispatcher thread alone uses the database, one short transaction at a time, on
+ * the API's pool: see {@code docs/architecture.md}); another app's webhook is a 404.
  */
 package dev.pushservice.webhooks;

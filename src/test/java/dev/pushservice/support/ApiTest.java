@@ -2,10 +2,9 @@ package dev.pushservice.support;
 
 import dev.pushservice.apps.TenantService;
 import dev.pushservice.apps.Tenants;
+import dev.pushservice.delivery.apns.TestCertificates;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -23,17 +22,23 @@ import org.springframework.test.context.DynamicPropertySource;
  * organisation and app ({@link #newApp()}), so tests never see each other's data. The
  * application's clock is a {@link TestClock}.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        // a webhook timeout a test can wait out; here, not in database(), so a subclass's
+        // @DynamicPropertySource can override it (the superclass's dynamic properties win over a subclass's)
+        "push.webhooks.timeout=2s"})
 @org.springframework.context.annotation.Import(TestClock.Config.class)
 public abstract class ApiTest {
 
     private static final Path DATA_DIR;
+    /** The shared test CA ({@link TestCertificates#shared()}) as PEM: HTTPS webhook receivers use its server certificate. */
+    private static final Path WEBHOOK_CA;
 
     static {
         try {
             DATA_DIR = Files.createTempDirectory("push-test-data");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            WEBHOOK_CA = Files.writeString(DATA_DIR.resolve("webhook-test-ca.pem"), TestCertificates.pem(TestCertificates.shared().ca));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -57,9 +62,10 @@ public abstract class ApiTest {
         registry.add("push.bootstrap.enabled", () -> "false");
         // small fan-out pages, so a handful of devices already spans several pages
         registry.add("push.notifications.fanout-page-size", () -> "4");
-        // webhooks to the tests' loopback receivers, with a timeout a test can wait out
+        // webhooks to the tests' loopback receivers
         registry.add("push.webhooks.allow-insecure", () -> "true");
-        registry.add("push.webhooks.timeout", () -> "2s");
+        // every application in the test JVM trusts the test CA for webhooks (any of them may claim a delivery)
+        registry.add("push.webhooks.trusted-ca-file", WEBHOOK_CA::toString);
     }
 
     @org.junit.jupiter.api.BeforeEach

@@ -19,7 +19,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * A real HTTP endpoint on 127.0.0.1 for webhook tests: records every request (headers with
+ * A real HTTP or HTTPS ({@link #https}) endpoint on 127.0.0.1 for webhook tests: records every request (headers with
  * lower-case names, body) per path and answers with the next scripted {@link Reply} of that path
  * (200 once the script is used up). Each request runs on its own virtual thread, so a reply that
  * hangs delays nothing else.
@@ -40,12 +40,44 @@ final class Receiver implements AutoCloseable {
     }
 
     private final HttpServer server;
+    private final String scheme;
     private final Map<String, BlockingQueue<Request>> received = new ConcurrentHashMap<>();
     private final Map<String, ConcurrentLinkedQueue<Reply>> script = new ConcurrentHashMap<>();
 
+    /** Plain HTTP (webhooks reach it with {@code PUSH_WEBHOOKS_ALLOW_INSECURE}). */
     Receiver() {
+        this(null);
+    }
+
+    /** HTTPS with {@code key} and its certificate {@code chain} (the certificate, then its CA). */
+    static Receiver https(java.security.PrivateKey key, java.security.cert.X509Certificate... chain) {
         try {
-            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            store.setKeyEntry("server", key, new char[0], chain);
+            javax.net.ssl.KeyManagerFactory keys = javax.net.ssl.KeyManagerFactory.getInstance(
+                    javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            keys.init(store, new char[0]);
+            javax.net.ssl.SSLContext tls = javax.net.ssl.SSLContext.getInstance("TLS");
+            tls.init(keys.getKeyManagers(), null, null);
+            return new Receiver(tls);
+        } catch (java.security.GeneralSecurityException | IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Receiver(javax.net.ssl.SSLContext tls) {
+        try {
+            InetSocketAddress loopback = new InetSocketAddress("127.0.0.1", 0);
+            if (tls == null) {
+                server = HttpServer.create(loopback, 0);
+                scheme = "http";
+            } else {
+                com.sun.net.httpserver.HttpsServer secure = com.sun.net.httpserver.HttpsServer.create(loopback, 0);
+                secure.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(tls));
+                server = secure;
+                scheme = "https";
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -76,7 +108,7 @@ final class Receiver implements AutoCloseable {
     }
 
     String url(String path) {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+        return scheme + "://127.0.0.1:" + server.getAddress().getPort() + path;
     }
 
     void script(String path, Reply... replies) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class WebhookSafetyTests {
 
-    private static final WebhookProperties SAFE = new WebhookProperties(false, Duration.ofSeconds(2), 0, 0, null, null, null);
+    private static final WebhookProperties SAFE = new WebhookProperties(false, Duration.ofSeconds(2), 0, 0, null, null, null, null);
     private static final WebhookService SERVICE = new WebhookService(null, null, null, SAFE, Clock.systemUTC());
 
     private Receiver receiver;

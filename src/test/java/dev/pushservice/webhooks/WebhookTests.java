@@ -8,10 +8,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.standardwebhooks.Webhook;
 import com.standardwebhooks.exceptions.WebhookVerificationException;
+import dev.pushservice.delivery.apns.TestCertificates;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.support.TestTokens;
 import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestClock;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -45,6 +47,8 @@ class WebhookTests extends ApiTest {
     private Receiver receiver;
     @org.springframework.beans.factory.annotation.Autowired
     org.springframework.jdbc.core.simple.JdbcClient jdbc;
+    @org.springframework.beans.factory.annotation.Autowired
+    TestClock clock;
 
     @BeforeEach
     void startReceiver() {
@@ -54,13 +58,18 @@ class WebhookTests extends ApiTest {
     @AfterEach
     void stopReceiver() {
         receiver.close();
+        clock.reset();
     }
 
     // --- helpers -------------------------------------------------------------------------------
 
     private JsonNode create(TestApp app, String path, String events) {
+        return createFor(app, receiver.url(path), events);
+    }
+
+    private JsonNode createFor(TestApp app, String url, String events) {
         TestApi.Response r = api.post("/v1/webhooks", app.serverKey(),
-                "{\"url\":\"" + receiver.url(path) + "\",\"description\":\"test\",\"events\":" + events + "}");
+                "{\"url\":\"" + url + "\",\"description\":\"test\",\"events\":" + events + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return r.json();
     }
@@ -241,26 +250,130 @@ class WebhookTests extends ApiTest {
                 .isInstanceOf(WebhookVerificationException.class);
     }
 
+    @Test
+    void afterTheGracePeriodOnlyTheNewSecretSigns() throws Exception {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/graced", "[\"*\"]");
+        String newSecret = api.patch("/v1/webhooks/" + id(created), app.serverKey(), "{\"rotate_secret\":true}")
+                .json().path("secret").asString();
+        clock.advance(Duration.ofHours(24).plusMinutes(1)); // PUSH_WEBHOOKS_ROTATION_GRACE is 24 h
+        queueTest(app, id(created));
+
+        Receiver.Request r = receiver.next("/graced", WAIT);
+        assertThat(r.header("webhook-signature")).isEqualTo(hmac(newSecret, r));
+    }
+
+    // --- HTTPS ---------------------------------------------------------------------------------
+
+    @Test
+    void httpsDeliveriesToALocalReceiverVerifyWithTheOfficialLibrary() throws Exception {
+        TestApp app = newApp();
+        TestCertificates pki = TestCertificates.shared(); // its CA is PUSH_WEBHOOKS_TRUSTED_CA_FILE in tests
+        try (Receiver https = Receiver.https(pki.serverKeys.getPrivate(), pki.server, pki.ca)) {
+            assertThat(https.url("/secure")).startsWith("https://");
+            JsonNode created = createFor(app, https.url("/secure"), "[\"device.registered\"]");
+            String secret = created.path("secret").asString();
+            String deliveryId = queueTest(app, id(created));
+            TestApi.Response device = api.post("/v1/devices/register", app.publicKey(),
+                    "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}");
+            assertThat(device.status()).as(device.toString()).isEqualTo(201);
+
+            Map<String, Receiver.Request> byType = new HashMap<>();
+            while (byType.size() < 2) {
+                Receiver.Request r = https.next("/secure", WAIT);
+                assertThatCode(() -> verify(secret, r)).doesNotThrowAnyException();
+                byType.put(JSON.readTree(r.body()).path("type").asString(), r);
+            }
+            assertThat(byType).containsOnlyKeys("webhook.test", "device.registered");
+            assertThat(byType.get("webhook.test").header("webhook-id")).isEqualTo(deliveryId);
+            assertThat(JSON.readTree(byType.get("device.registered").body()).path("data").path("device_id").asString())
+                    .isEqualTo(device.json().path("device_id").asString());
+            await().atMost(WAIT).untilAsserted(() -> {
+                JsonNode d = delivery(app, id(created), deliveryId);
+                assertThat(d.path("status").asString()).isEqualTo("succeeded");
+                assertThat(d.path("last_status_code").asInt()).isEqualTo(200);
+            });
+        }
+    }
+
+    @Test
+    void anUntrustedCertificateIsRecordedAsTheReasonAndRetriedNotDropped() {
+        TestApp app = newApp();
+        TestCertificates other = TestCertificates.unrelated(); // a CA the service does not trust
+        try (Receiver https = Receiver.https(other.serverKeys.getPrivate(), other.server, other.ca)) {
+            JsonNode created = createFor(app, https.url("/untrusted"), "[\"*\"]");
+            String deliveryId = queueTest(app, id(created));
+            await().atMost(WAIT).untilAsserted(() -> {
+                JsonNode d = delivery(app, id(created), deliveryId);
+                assertThat(d.path("attempts").asInt()).isEqualTo(1);
+                assertThat(d.path("status").asString()).isEqualTo("pending");
+                assertThat(d.path("last_error").asString()).isEqualTo("certificate_untrusted");
+                assertThat(d.path("last_status_code").isNull()).isTrue();
+                assertThat(d.path("next_attempt_at").isNull()).isFalse();
+            });
+            // the schedule's next attempt (5 s later) runs and fails the same way: retried, not dropped
+            await().atMost(WAIT).untilAsserted(() -> {
+                JsonNode d = delivery(app, id(created), deliveryId);
+                assertThat(d.path("attempts").asInt()).isEqualTo(2);
+                assertThat(d.path("status").asString()).isEqualTo("pending");
+                assertThat(d.path("last_error").asString()).isEqualTo("certificate_untrusted");
+            });
+            assertThat(https.count("/untrusted")).isZero();
+            assertThat(webhook(app, id(created)).path("enabled").asBoolean()).isTrue();
+        }
+    }
+
     // --- delivery outcomes ---------------------------------------------------------------------
 
     @Test
-    void aServerErrorIsRetriedAfterRetryAfterWithTheSameWebhookId() {
+    void tooManyRequestsAndServerErrorsAreRetriedAfterRetryAfterWithTheSameWebhookId() {
         TestApp app = newApp();
         JsonNode created = create(app, "/flaky", "[\"*\"]");
-        receiver.script("/flaky", new Receiver.Reply(503, Map.of("Retry-After", "1"), Duration.ZERO));
+        receiver.script("/flaky", new Receiver.Reply(429, Map.of("Retry-After", "1"), Duration.ZERO),
+                new Receiver.Reply(503, Map.of("Retry-After", "2"), Duration.ZERO));
         String deliveryId = queueTest(app, id(created));
 
         Receiver.Request first = receiver.next("/flaky", WAIT);
         Receiver.Request second = receiver.next("/flaky", WAIT);
-        assertThat(second.header("webhook-id")).isEqualTo(first.header("webhook-id")).isEqualTo(deliveryId);
-        assertThat(second.body()).isEqualTo(first.body());
-        assertThat(Duration.ofNanos(second.receivedNanos() - first.receivedNanos())).isGreaterThanOrEqualTo(Duration.ofMillis(900));
+        Receiver.Request third = receiver.next("/flaky", WAIT);
+        assertThat(List.of(second.header("webhook-id"), third.header("webhook-id"))).containsOnly(first.header("webhook-id"));
+        assertThat(first.header("webhook-id")).isEqualTo(deliveryId);
+        assertThat(List.of(second.body(), third.body())).containsOnly(first.body());
+        // the endpoint's Retry-After (1 s, then 2 s), not the schedule's 5 s and 5 min
+        assertThat(Duration.ofNanos(second.receivedNanos() - first.receivedNanos()))
+                .isBetween(Duration.ofMillis(900), Duration.ofMillis(4500));
+        assertThat(Duration.ofNanos(third.receivedNanos() - second.receivedNanos()))
+                .isBetween(Duration.ofMillis(1900), Duration.ofSeconds(60));
         await().atMost(WAIT).untilAsserted(() -> {
             JsonNode d = delivery(app, id(created), deliveryId);
             assertThat(d.path("status").asString()).isEqualTo("succeeded");
-            assertThat(d.path("attempts").asInt()).isEqualTo(2);
+            assertThat(d.path("attempts").asInt()).isEqualTo(3);
         });
         assertThat(webhook(app, id(created)).path("enabled").asBoolean()).isTrue();
+    }
+
+    @Test
+    void anEndpointFailingForLongerThanTheLimitIsDisabledWithTheReasonOnItsRead() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/failing", "[\"*\"]");
+        for (int i = 0; i < 5; i++) receiver.script("/failing", Receiver.Reply.status(500));
+        String deliveryId = queueTest(app, id(created));
+        receiver.next("/failing", WAIT);
+        await().atMost(WAIT).untilAsserted(() ->
+                assertThat(delivery(app, id(created), deliveryId).path("last_error").asString()).isEqualTo("server_error"));
+        assertThat(webhook(app, id(created)).path("enabled").asBoolean()).as("one failure disables nothing").isTrue();
+
+        // a day later (PUSH_WEBHOOKS_DISABLE_AFTER) the retry fails too: every attempt has failed that long
+        clock.advance(Duration.ofHours(24).plusMinutes(1));
+        receiver.next("/failing", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode w = webhook(app, id(created));
+            assertThat(w.path("enabled").asBoolean()).isFalse();
+            assertThat(w.path("disabled_reason").asString()).startsWith("every attempt has failed since");
+        });
+        JsonNode d = delivery(app, id(created), deliveryId);
+        assertThat(d.path("attempts").asInt()).isEqualTo(2);
+        assertThat(d.path("status").asString()).as("waits for the endpoint to be enabled again").isEqualTo("pending");
     }
 
     @Test
@@ -382,6 +495,22 @@ class WebhookTests extends ApiTest {
         queueTest(app, id(created));
         Receiver.Request next = receiver.next("/events", WAIT);
         assertThat(JSON.readTree(next.body()).path("type").asString()).isEqualTo("webhook.test");
+    }
+
+    @Test
+    void aCompletedExportArrivesAsAnEvent() throws Exception {
+        TestApp app = newApp();
+        String secret = create(app, "/exports", "[\"export.completed\"]").path("secret").asString();
+        TestApi.Response export = api.post("/v1/exports", app.serverKey(), "{\"type\":\"audience\"}");
+        assertThat(export.status()).as(export.toString()).isEqualTo(202);
+
+        Receiver.Request r = receiver.next("/exports", WAIT);
+        verify(secret, r);
+        JsonNode body = JSON.readTree(r.body());
+        assertThat(body.path("type").asString()).isEqualTo("export.completed");
+        assertThat(body.path("data").path("export_id").asString()).isEqualTo(export.json().path("export_id").asString());
+        assertThat(body.path("data").path("type").asString()).isEqualTo("audience");
+        assertThat(body.path("data").path("rows").asLong()).isZero();
     }
 
     @Test

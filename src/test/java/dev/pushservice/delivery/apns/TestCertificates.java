@@ -52,6 +52,22 @@ public final class TestCertificates {
 
     private static volatile TestCertificates shared;
 
+    /** A set of its own (another CA): a peer whose certificate the shared CA's trust does not cover. */
+    public static TestCertificates unrelated() {
+        try {
+            return new TestCertificates();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A server certificate for {@code serverKeys} naming only {@code dnsName}, signed by this CA. */
+    public X509Certificate serverNamed(String dnsName) throws Exception {
+        return sign(new X500Name("CN=" + dnsName), serverKeys, new X500Name("CN=Push Service Test CA"), caKeys,
+                Instant.now().plus(Duration.ofDays(2)), false, KeyPurposeId.id_kp_serverAuth,
+                new GeneralName[] {new GeneralName(GeneralName.dNSName, dnsName)});
+    }
+
     /** One set per JVM: generating keys is the slow part of a TLS test. */
     public static TestCertificates shared() {
         if (shared == null) {
@@ -112,6 +128,14 @@ public final class TestCertificates {
 
     private static X509Certificate sign(X500Name subject, KeyPair subjectKeys, X500Name issuer, KeyPair issuerKeys,
                                         Instant notAfter, boolean ca, KeyPurposeId purpose) throws Exception {
+        return sign(subject, subjectKeys, issuer, issuerKeys, notAfter, ca, purpose, new GeneralName[] {
+                new GeneralName(GeneralName.dNSName, "localhost"),
+                new GeneralName(GeneralName.iPAddress, InetAddress.getLoopbackAddress().getHostAddress())});
+    }
+
+    private static X509Certificate sign(X500Name subject, KeyPair subjectKeys, X500Name issuer, KeyPair issuerKeys,
+                                        Instant notAfter, boolean ca, KeyPurposeId purpose, GeneralName[] serverNames)
+            throws Exception {
         Instant notBefore = notAfter.isBefore(Instant.now())
                 ? notAfter.minus(Duration.ofDays(30)) : Instant.now().minus(Duration.ofHours(1));
         JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer,
@@ -124,9 +148,7 @@ public final class TestCertificates {
             builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
             builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
             if (purpose == KeyPurposeId.id_kp_serverAuth) {
-                builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                        new GeneralName(GeneralName.dNSName, "localhost"),
-                        new GeneralName(GeneralName.iPAddress, InetAddress.getLoopbackAddress().getHostAddress())}));
+                builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(serverNames));
             }
         }
         String algorithm = issuerKeys.getPrivate().getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA";

@@ -63,8 +63,7 @@ class DeliveryTests extends ApiTest {
         try {
             APNS = ApnsTestPeer.startAcceptingSilently();
             APNS.answer((PushNotificationHandler) (headers, payload) -> {
-                String path = headers.path().toString();
-                String token = path.substring(path.lastIndexOf('/') + 1);
+                String token = ApnsTestPeer.deviceToken(headers);
                 APNS_RECEIVED.computeIfAbsent(token, t -> java.util.Collections.synchronizedList(new ArrayList<>()))
                         .add(JSON.readTree(payload.toString(java.nio.charset.StandardCharsets.UTF_8)));
             });
@@ -78,9 +77,7 @@ class DeliveryTests extends ApiTest {
 
     @DynamicPropertySource
     static void peers(DynamicPropertyRegistry registry) {
-        registry.add("push.apns.host", () -> "localhost");
-        registry.add("push.apns.port", APNS::port);
-        registry.add("push.apns.trusted-ca-file", CA::toString);
+        APNS.pointApplicationAt(registry, CA);
         registry.add("push.fcm.base-url", () -> FCM.baseUrl().toString());
         registry.add("push.webpush.allow-insecure-endpoints", () -> "true");
         registry.add("push.delivery.initial-backoff", () -> "50ms");

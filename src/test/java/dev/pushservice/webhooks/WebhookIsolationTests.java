@@ -50,8 +50,7 @@ class WebhookIsolationTests extends ApiTest {
         try {
             APNS = ApnsTestPeer.startAcceptingSilently();
             APNS.answer((PushNotificationHandler) (headers, payload) -> {
-                String path = headers.path().toString();
-                String token = path.substring(path.lastIndexOf('/') + 1);
+                String token = ApnsTestPeer.deviceToken(headers);
                 if (DEAD_TOKENS.contains(token)) throw new UnregisteredDeviceTokenException(Instant.now());
                 APNS_ARRIVALS.putIfAbsent(token, System.nanoTime());
             });
@@ -63,9 +62,7 @@ class WebhookIsolationTests extends ApiTest {
 
     @DynamicPropertySource
     static void peers(DynamicPropertyRegistry registry) {
-        registry.add("push.apns.host", () -> "localhost");
-        registry.add("push.apns.port", APNS::port);
-        registry.add("push.apns.trusted-ca-file", CA::toString);
+        APNS.pointApplicationAt(registry, CA);
         // an attempt on a dead endpoint waits this long: anything that waited on one would take 30 s
         registry.add("push.webhooks.timeout", () -> "30s");
     }

@@ -147,6 +147,22 @@ public final class ApnsTestPeer implements AutoCloseable {
         return Files.writeString(dir.resolve("apns-test-ca.pem"), TestCertificates.pem(TestCertificates.shared().ca));
     }
 
+    /** The device token a request is for (the last segment of its {@code :path}). */
+    public static String deviceToken(Http2Headers headers) {
+        String path = headers.path().toString();
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    /**
+     * Points an application under test at this peer through {@code localhost}, trusting the test CA
+     * written to {@code caFile} ({@link #writeCa}).
+     */
+    public void pointApplicationAt(org.springframework.test.context.DynamicPropertyRegistry registry, Path caFile) {
+        registry.add("push.apns.host", () -> "localhost");
+        registry.add("push.apns.port", this::port);
+        registry.add("push.apns.trusted-ca-file", caFile::toString);
+    }
+
     /** Settings pointing the provider at this peer through {@code localhost} (hostname verified). */
     public ApnsProperties properties(Path caFile, int connections, int maxInFlight, java.time.Duration requestTimeout) {
         return properties(port, caFile, connections, maxInFlight, requestTimeout);

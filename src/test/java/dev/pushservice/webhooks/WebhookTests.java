@@ -126,6 +126,13 @@ class WebhookTests extends ApiTest {
         assertThat(created.path("disabled_reason").isNull()).isTrue();
         assertThat(created.path("events").toString()).isEqualTo("[\"notification.completed\",\"device.invalidated\"]");
 
+        // stored sealed: neither the secret nor its key bytes are in the row
+        byte[] stored = jdbc.sql("select secret from webhooks where id = :id").param("id", UUID.fromString(id(created)))
+                .query(byte[].class).single();
+        byte[] key = java.util.Base64.getDecoder().decode(secret.substring("whsec_".length()));
+        assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain(secret.substring("whsec_".length()))
+                .doesNotContain(new String(key, StandardCharsets.ISO_8859_1));
+
         TestApi.Response list = api.get("/v1/webhooks", app.serverKey());
         assertThat(list.status()).isEqualTo(200);
         assertThat(list.json().path("data")).hasSize(1);
@@ -227,6 +234,9 @@ class WebhookTests extends ApiTest {
             assertThat(d.path("status").asString()).isEqualTo("succeeded");
             assertThat(d.path("last_status_code").asInt()).isEqualTo(200);
             assertThat(d.path("attempts").asInt()).isEqualTo(1);
+            assertThat(d.path("last_latency_ms").isIntegralNumber()).isTrue();
+            assertThat(d.path("last_attempt_at").isNull()).isFalse();
+            assertThat(d.path("next_attempt_at").isNull()).as("nothing left to try").isTrue();
         });
     }
 
@@ -395,6 +405,29 @@ class WebhookTests extends ApiTest {
         assertThat(second.header("webhook-id")).isEqualTo(first.header("webhook-id")).isEqualTo(deliveryId);
         await().atMost(WAIT).untilAsserted(() ->
                 assertThat(delivery(app, id(created), deliveryId).path("status").asString()).isEqualTo("succeeded"));
+    }
+
+    @Test
+    void anAttemptLostWithItsInstanceRunsAgainAfterItsLease() {
+        TestApp app = newApp();
+        JsonNode created = api.post("/v1/webhooks", app.serverKey(), "{\"url\":\"" + receiver.url("/lost")
+                + "\",\"events\":[\"*\"],\"enabled\":false}").json();
+        String deliveryId = queueTest(app, id(created));
+        // as a claim leaves it when its instance dies before recording: attempt counted, next attempt
+        // pushed past the lease (twice the 2 s timeout plus 30 s)
+        jdbc.sql("update webhook_deliveries set attempts = 1, next_attempt_at = now() + interval '34 seconds' where id = :id")
+                .param("id", UUID.fromString(deliveryId)).update();
+        assertThat(api.patch("/v1/webhooks/" + id(created), app.serverKey(), "{\"enabled\":true}").status()).isEqualTo(200);
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3)).until(() -> receiver.count("/lost") == 0);
+
+        clock.advance(Duration.ofSeconds(35));
+        Receiver.Request r = receiver.next("/lost", WAIT);
+        assertThat(r.header("webhook-id")).isEqualTo(deliveryId);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("status").asString()).isEqualTo("succeeded");
+            assertThat(d.path("attempts").asInt()).isEqualTo(2);
+        });
     }
 
     @Test

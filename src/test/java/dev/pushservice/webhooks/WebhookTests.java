@@ -547,6 +547,41 @@ class WebhookTests extends ApiTest {
     }
 
     @Test
+    void everyEngagementTypeArrivesAsItsOwnKind() throws Exception {
+        TestApp app = newApp();
+        List<String> types = java.util.Arrays.stream(dev.pushservice.events.EventType.values())
+                .map(dev.pushservice.events.EventType::value).toList();
+        // each event type is a subscribable kind (an unknown one would be a 422)
+        create(app, "/engagement", types.stream().map(t -> "\"event." + t + "\"").collect(java.util.stream.Collectors.joining(",", "[", "]")));
+        for (String type : types) {
+            String name = type.equals("custom") || type.equals("outcome") ? ",\"event_name\":\"" + type + "-1\"" : "";
+            TestApi.Response r = api.post("/v1/events", app.publicKey(), "{\"event_type\":\"" + type + "\"" + name + "}");
+            assertThat(r.status()).as(r.toString()).isEqualTo(202);
+        }
+        Map<String, JsonNode> byType = new HashMap<>();
+        while (byType.size() < types.size()) {
+            JsonNode body = JSON.readTree(receiver.next("/engagement", WAIT).body());
+            byType.put(body.path("type").asString(), body.path("data"));
+        }
+        assertThat(byType).containsOnlyKeys(types.stream().map(t -> "event." + t).toList());
+        assertThat(byType.get("event.custom").path("event_name").asString()).isEqualTo("custom-1");
+        assertThat(byType.get("event.clicked").path("event_type").asString()).isEqualTo("clicked");
+    }
+
+    @Test
+    void aChangedUrlReceivesTheNextDeliveries() {
+        TestApp app = newApp();
+        String id = id(create(app, "/before", "[\"webhook.test\"]"));
+        TestApi.Response patched = api.patch("/v1/webhooks/" + id, app.serverKey(), "{\"url\":\"" + receiver.url("/after") + "\"}");
+        assertThat(patched.status()).as(patched.toString()).isEqualTo(200);
+        assertThat(patched.json().path("url").asString()).isEqualTo(receiver.url("/after"));
+        String deliveryId = queueTest(app, id);
+        assertThat(receiver.next("/after", WAIT).header("webhook-id")).isEqualTo(deliveryId);
+        assertThat(receiver.count("/before")).isZero();
+        assertError(api.patch("/v1/webhooks/" + id, app.serverKey(), "{\"url\":\"ftp://example.com/\"}"), 422, "validation_failed");
+    }
+
+    @Test
     void deviceDisabledUserDeletedAndEngagementArriveAsEvents() throws Exception {
         TestApp app = newApp();
         create(app, "/facts", "[\"device.disabled\",\"user.deleted\",\"event.opened\"]");

@@ -9,13 +9,15 @@ import tools.jackson.databind.annotation.JsonNaming;
 
 /**
  * What {@code /v1/app/settings} shows: the app's name, the time zone its analytics days are
- * counted in, identity verification (public keys only), and per provider what is configured
- * (key id, team id, project id, VAPID public key: never a secret), or null. The provider views
+ * counted in, identity verification (public keys only), per provider what is configured
+ * (key id, team id, project id, VAPID public key: never a secret) or null, the notification
+ * defaults ({@link NotificationDefaults}) and the frequency cap ({@link FrequencyCap}, null when off). The provider views
  * are filled by the providers' {@link SettingsSection}s; this package knows their shape (it is
  * the settings contract) but no provider.
  */
 public record AppSettings(String name, String timezone, IdentityVerificationView identityVerification,
-                          ApnsView apns, FcmView fcm, WebPushView webpush) {
+                          ApnsView apns, FcmView fcm, WebPushView webpush,
+                          NotificationDefaults notificationDefaults, FrequencyCap frequencyCap) {
 
     /** @param keys the configured public JWKs */
     public record IdentityVerificationView(boolean required, String issuer, List<Map<String, Object>> keys) {

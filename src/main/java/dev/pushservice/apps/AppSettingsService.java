@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
@@ -47,6 +48,8 @@ public class AppSettingsService {
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
     private final Cache<UUID, ZoneId> zones = Caffeine.newBuilder()
             .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
+    private final Cache<UUID, DeliveryControls> controls = Caffeine.newBuilder()
+            .expireAfterWrite(Duration.ofSeconds(CACHE_SECONDS)).maximumSize(10_000).build();
 
     private final AuditLog audit;
 
@@ -68,7 +71,35 @@ public class AppSettingsService {
         List<Map<String, Object>> keys = iv.keys().stream().map(ECKey::toJSONObject).toList();
         return new AppSettings(row.name(), row.timezone(),
                 new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys),
-                apns.read(appId), fcm.read(appId), webpush.read(appId));
+                apns.read(appId), fcm.read(appId), webpush.read(appId),
+                NotificationDefaults.from(row.settings()), FrequencyCap.from(row.settings()));
+    }
+
+    /**
+     * What new notifications of the app get where neither request nor template sets a value; cached,
+     * at most {@value #CACHE_SECONDS} s stale after a change made elsewhere.
+     */
+    public NotificationDefaults notificationDefaults(UUID appId) {
+        return controls(appId).defaults();
+    }
+
+    /**
+     * The app's frequency cap, empty when it has none; cached like {@link #notificationDefaults}. Read
+     * by delivery for every claimed chunk, so a cache hit costs no database work.
+     */
+    public Optional<FrequencyCap> frequencyCap(UUID appId) {
+        return Optional.ofNullable(controls(appId).cap());
+    }
+
+    private DeliveryControls controls(UUID appId) {
+        return controls.get(appId, id -> {
+            JsonNode settings = repository.find(id).settings();
+            return new DeliveryControls(NotificationDefaults.from(settings), FrequencyCap.from(settings));
+        });
+    }
+
+    /** The parsed delivery-control settings of one app, cached together. */
+    private record DeliveryControls(NotificationDefaults defaults, FrequencyCap cap) {
     }
 
     public IdentityVerification identityVerification(UUID appId) {
@@ -102,6 +133,8 @@ public class AppSettingsService {
         if (timezone != null && !TimeZones.isValid(timezone)) in.reject("timezone", TimeZones.RULE);
         ObjectNode settings = (ObjectNode) repository.lock(appId).settings().deepCopy();
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
+        NotificationDefaults.update(in, settings);
+        FrequencyCap.update(in, settings);
         List<Runnable> changes = new ArrayList<>();
         for (SettingsSection<?> section : sections) {
             if (in.has(section.name())) changes.add(section.prepare(appId, in.raw().get(section.name()), in));
@@ -112,6 +145,7 @@ public class AppSettingsService {
         recordAudit(appId, in);
         identity.invalidate(appId);
         zones.invalidate(appId);
+        controls.invalidate(appId);
         return read(appId);
     }
 
@@ -127,15 +161,20 @@ public class AppSettingsService {
         if (identityBody != null && identityBody.isObject()) {
             identityBody.propertyNames().forEach(f -> settingsFields.add("identity_verification." + f));
         }
+        for (String field : List.of(NotificationDefaults.FIELD, FrequencyCap.FIELD)) supplied(in, field, settingsFields);
         for (SettingsSection<?> section : sections) {
-            JsonNode part = in.raw().get(section.name());
-            if (part == null) continue;
-            List<String> target = section == webpush ? settingsFields : credentialFields;
-            if (part.isObject() && !part.isEmpty()) part.propertyNames().forEach(f -> target.add(section.name() + "." + f));
-            else target.add(section.name());
+            supplied(in, section.name(), section == webpush ? settingsFields : credentialFields);
         }
         if (!settingsFields.isEmpty()) audit.record(appId, "settings.update", "app", appId, settingsFields);
         if (!credentialFields.isEmpty()) audit.record(appId, "credentials.update", "app", appId, credentialFields);
+    }
+
+    /** Adds {@code field}'s keys the body supplied ({@code field.key}), or {@code field} itself when not an object with keys. */
+    private static void supplied(JsonInput in, String field, List<String> target) {
+        JsonNode part = in.raw().get(field);
+        if (part == null) return;
+        if (part.isObject() && !part.isEmpty()) part.propertyNames().forEach(f -> target.add(field + "." + f));
+        else target.add(field);
     }
 
     private void updateIdentity(JsonInput in, ObjectNode settings) {

@@ -28,7 +28,8 @@ import tools.jackson.databind.json.JsonMapper;
 class NotificationRepository {
 
     /** Recipient states that are final. */
-    static final List<String> TERMINAL_RECIPIENT = List.of("accepted", "failed", "invalid_token", "cancelled", "expired");
+    static final List<String> TERMINAL_RECIPIENT = List.of("accepted", "failed", "invalid_token", "cancelled", "expired",
+            "skipped_frequency_cap");
 
     private static final String COLUMNS = """
             id, app_id, name, status, priority, interruption_level, content::text as content, template_id,

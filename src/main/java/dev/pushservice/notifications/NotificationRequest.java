@@ -37,6 +37,8 @@ import tools.jackson.databind.node.ObjectNode;
  * template, title and body after template resolution) is checked by {@link NotificationService}.
  *
  * @param title null when the request leaves it to the template (likewise body, clickUrl, data, interruptionLevel)
+ * @param priority null when the request leaves it to the app's default (likewise ttl, sound; see
+ *                 {@link dev.pushservice.apps.NotificationDefaults})
  * @param scheduledAt normalized to UTC (microseconds), or null
  * @param hash SHA-256 of the canonical body (known fields, keys sorted, nulls dropped): what an
  *             idempotent retry must repeat
@@ -139,7 +141,7 @@ record NotificationRequest(
         // placeholder syntax of the request's own strings (the template's were checked when saved)
         CompiledContent.compile(new TemplateContent(title, body, clickUrl, data, null), in::reject);
         return new NotificationRequest(name, title, body, imageUrl, clickUrl, data, localizations, templateId,
-                templateData, target, included, excluded, priority == null ? "normal" : priority, level, scheduledAt,
+                templateData, target, included, excluded, priority, level, scheduledAt,
                 ttl == null ? null : ttl.intValue(), collapseId, sound, badge == null ? null : badge.intValue(),
                 category, actions, contentAvailable, Boolean.TRUE.equals(capOverride), localTime, overrides,
                 hash(in.raw()));

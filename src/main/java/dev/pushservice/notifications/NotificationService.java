@@ -1,6 +1,8 @@
 package dev.pushservice.notifications;
 
 import com.github.kagkarlsson.scheduler.SchedulerClient;
+import dev.pushservice.apps.AppSettingsService;
+import dev.pushservice.apps.NotificationDefaults;
 import dev.pushservice.audit.AuditLog;
 import dev.pushservice.events.EventReads;
 import dev.pushservice.events.NotificationReferences;
@@ -60,7 +62,7 @@ public class NotificationService implements NotificationReferences {
     static final String CANCELLED = "cancelled";
     static final Set<String> TERMINAL = Set.of(COMPLETED, FAILED, CANCELLED);
     static final List<String> RECIPIENT_STATES =
-            List.of("pending", "sending", "accepted", "failed", "invalid_token", "cancelled", "expired");
+            List.of("pending", "sending", "accepted", "failed", "invalid_token", "cancelled", "expired", "skipped_frequency_cap");
     private static final Set<String> FAILED_STATES = Set.of("failed", "invalid_token", "expired");
 
     private final NotificationRepository notifications;
@@ -73,10 +75,15 @@ public class NotificationService implements NotificationReferences {
     private final Clock clock;
     private final ObjectProvider<JobRunner> jobs;
     private final ObjectProvider<DeliveryHandoff> delivery;
+    private final AppSettingsService settings;
+    private final FrequencyCapping caps;
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
                         LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
-                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit) {
+                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit,
+                        AppSettingsService settings, FrequencyCapping caps) {
+        this.settings = settings;
+        this.caps = caps;
         this.jobs = jobs;
         this.delivery = delivery;
         this.audit = audit;
@@ -139,15 +146,20 @@ public class NotificationService implements NotificationReferences {
         if (body == null) problems.add(new Violation("body", "is required (in the request or from the template)"));
         if (!problems.isEmpty()) throw new InvalidInput(problems);
 
-        String level = request.interruptionLevel() != null ? request.interruptionLevel()
-                : base != null && base.interruptionLevel() != null ? base.interruptionLevel() : "active";
+        // request > template > the app's notification defaults > built-in
+        NotificationDefaults defaults = settings.notificationDefaults(appId);
+        String level = first(request.interruptionLevel(), base == null ? null : base.interruptionLevel(),
+                defaults.interruptionLevel(), "active");
+        String priority = first(request.priority(), defaults.priority(), "normal");
+        Integer ttl = first(request.ttl(), defaults.ttl());
         ObjectNode content = content(request, base, title, body);
+        putText(content, "sound", first(request.sound(), defaults.sound()));
         boolean scheduled = request.scheduledAt() != null && request.scheduledAt().isAfter(now);
         String status = scheduled ? DRAFT : QUEUED;
         UUID id = UUID.randomUUID();
         var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
-                status, request.priority(), level, content, template == null ? null : template.templateId(),
-                template == null ? null : template.version(), audience, request.ttl(), request.localDeliveryTime(),
+                status, priority, level, content, template == null ? null : template.templateId(),
+                template == null ? null : template.version(), audience, ttl, request.localDeliveryTime(),
                 request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
                 scheduled ? null : now);
         if (!notifications.insert(row)) {
@@ -160,12 +172,12 @@ public class NotificationService implements NotificationReferences {
             lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
         }
         // a draft gets its fan-out task when it is due (queueDueDrafts)
-        if (!scheduled) enqueueFanOut(appId, id, request.priority());
+        if (!scheduled) enqueueFanOut(appId, id, priority);
         List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
         if (template != null) fields.add("template_id");
         if (request.scheduledAt() != null) fields.add("scheduled_at");
         audit.record(appId, "notification.create", "notification", id, fields);
-        log.info("Notification {} created ({}, priority {}, target {})", id, status, request.priority(), target.type());
+        log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
     }
 
@@ -257,13 +269,19 @@ public class NotificationService implements NotificationReferences {
         if (r.localizations() != null && !r.localizations().isEmpty()) c.set("localizations", r.localizations());
         if (r.templateData() != null) c.set("template_data", r.templateData());
         putText(c, "collapse_id", r.collapseId());
-        putText(c, "sound", r.sound());
         if (r.badge() != null) c.put("badge", r.badge());
         putText(c, "category", r.category());
         if (r.actions() != null && !r.actions().isEmpty()) c.set("actions", r.actions());
         if (r.contentAvailable() != null) c.put("content_available", r.contentAvailable());
         if (r.platformOverrides() != null && !r.platformOverrides().isEmpty()) c.set("platform_overrides", r.platformOverrides());
         return c;
+    }
+
+    /** The first value that is not null (the last is the built-in default, or null for none). */
+    @SafeVarargs
+    private static <T> T first(T... values) {
+        for (T v : values) if (v != null) return v;
+        return null;
     }
 
     private static void putText(ObjectNode node, String field, String value) {
@@ -287,6 +305,7 @@ public class NotificationService implements NotificationReferences {
         }
         Instant now = clock.instant();
         int cancelled = notifications.cancelPending(appId, id, now);
+        caps.cancelled(id); // the cancelled recipients' frequency-cap slots (a retry holds one) are given back
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
         boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
         notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));

@@ -27,6 +27,8 @@ import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -46,6 +48,12 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link DeviceService#invalidate}, and a notification with nothing left to send is finished through
  * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line).
  *
+ * <p>Frequency caps are a separate step of the claim and record transactions
+ * ({@link FrequencyCapping}): after the claim statement, recipients over their user's cap become
+ * {@code skipped_frequency_cap} and are not returned (so a claim may return fewer than it took; the
+ * lane is woken to claim again when the chunk was full); after the record statement, sends that did
+ * not end accepted give their counted slot back.
+ *
  * <p>A crash between the recording commit and the invalidation leaves the device valid: its next
  * send is rejected again and invalidates it then. Thread-safe.
  */
@@ -60,9 +68,11 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     private final NotificationRepository notifications;
     private final NotificationService service;
     private final DeviceService devices;
+    private final FrequencyCapping caps;
 
     RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, NotificationRepository notifications,
-                      NotificationService service, DeviceService devices) {
+                      NotificationService service, DeviceService devices, FrequencyCapping caps) {
+        this.caps = caps;
         this.recipients = recipients;
         this.engine = engine;
         this.notifications = notifications;
@@ -83,6 +93,19 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         // in the fan-out's transaction, under its lock on the notification: recipients delivered before
         // the count was set are seen here, those recorded after it see the count (see finishAll)
         service.finishIfDone(appId, notificationId);
+        // ...except those made terminal after the check above and checked themselves before this commit
+        // (they saw no count yet): the check once more after the commit closes that gap. It was hit under
+        // load by fast outcomes (frequency-cap skips, quick acceptances): the notification stayed processing.
+        if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+            finishAll(Map.of(notificationId, appId));
+            return;
+        }
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCommit() {
+                finishAll(Map.of(notificationId, appId));
+            }
+        });
     }
 
     @Override
@@ -98,7 +121,19 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
 
     @Override
     public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
-        return recipients.claim(lane, platform, limit, now, now.plus(lease));
+        List<Claimed> claimed = new ArrayList<>();
+        FrequencyCapping.Admission admission = recipients.inTransaction(() -> {
+            claimed.addAll(recipients.claim(lane, platform, limit, now, now.plus(lease)));
+            // ---- step 2: frequency caps over what was claimed (FrequencyCapping), same transaction ----
+            return caps.admit(lane, claimed, now);
+        });
+        if (!admission.skipped().isEmpty()) {
+            // skipped recipients are terminal now: their notification may have nothing left to send
+            finishAll(admission.skipped());
+            // the lane claims again at once only when a chunk comes back full: make it look again
+            if (claimed.size() == limit) engine.signal(lane);
+        }
+        return admission.admitted();
     }
 
     @Override
@@ -154,10 +189,12 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
         Map<UUID, Map<String, List<UUID>>> invalid = new LinkedHashMap<>();
         Map<UUID, UUID> touched = new LinkedHashMap<>();
+        ArrayNode unaccepted = JsonNodeFactory.instance.arrayNode();
         for (Outcome o : outcomes) {
             Claimed r = o.recipient();
             touched.put(r.notificationId(), r.appId());
             ObjectNode row = rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
             switch (o) {
                 case Accepted a -> row.put("s", States.ACCEPTED).put("p", a.providerId());
                 case Rejected x -> {
@@ -186,13 +223,23 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             recipients.record(rows.toString(), now);
             recipients.deadLetters(deadLetters);
             // the app has no credentials for the platform: fail the rest at once instead of sending each
-            return unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);
+            int failed = unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);
+            // ---- frequency caps: sends that ended other than accepted give their slot back ----
+            if (!unaccepted.isEmpty()) caps.released(unaccepted.toString());
+            if (failed > 0) caps.releasedAll(unconfiguredNotifications(unconfiguredRows));
+            return failed;
         });
         if (failedAtOnce > 0) {
             log.info("{} pending recipient(s) failed at once: no credentials for their platform", failedAtOnce);
         }
         invalid.forEach((app, byReason) -> byReason.forEach((reason, ids) -> devices.invalidate(app, ids, reason, now)));
         finishAll(touched);
+    }
+
+    private static Set<UUID> unconfiguredNotifications(ArrayNode pairs) {
+        Set<UUID> ids = new LinkedHashSet<>();
+        pairs.forEach(p -> ids.add(UUID.fromString(p.path("n").stringValue())));
+        return ids;
     }
 
     /** Finishes the notifications among {@code touched} that have nothing left to send. */

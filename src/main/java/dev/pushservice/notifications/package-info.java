@@ -1,6 +1,8 @@
 /**
  * Notifications: immutable send requests, from {@code POST /v1/notifications} to recipient rows
- * that wait for delivery. Owns the tables {@code notifications} and {@code notification_recipients}.
+ * that wait for delivery. Owns the tables {@code notifications}, {@code notification_recipients} and
+ * {@code frequency_cap_sends} (the sends the apps' frequency caps count, {@link
+ * dev.pushservice.notifications.FrequencyCapping}).
  *
  * <p><b>Creation</b> ({@link dev.pushservice.notifications.NotificationService#create}): the body is
  * checked field by field ({@link dev.pushservice.notifications.NotificationRequest}), then against the
@@ -19,7 +21,8 @@
  * {@code failed}: recipients failed and none was accepted. Cancel works from draft, queued and
  * processing. Recipient states: {@code pending} → {@code sending} (handed to a provider) →
  * {@code accepted} | {@code failed} | {@code invalid_token}; {@code pending} → {@code cancelled} |
- * {@code expired}. Each recipient ends in exactly one terminal state.
+ * {@code expired} | {@code skipped_frequency_cap} (the app's frequency cap, decided when delivery
+ * claims it). Each recipient ends in exactly one terminal state.
  *
  * <p><b>Fan-out</b> ({@link dev.pushservice.notifications.NotificationFanOut}): pages of set-based
  * {@code INSERT … SELECT} over the app's enabled, non-invalidated devices created at or before the
@@ -40,6 +43,10 @@
  * through {@link dev.pushservice.devices.DeviceService#invalidate}, and calls
  * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Its SQL runs on the
  * delivery connection pool ({@link dev.pushservice.notifications.DeliveryRecipientRepository}).
+ *
+ * <p><b>Creation defaults</b>: {@code priority}, {@code ttl}, {@code sound} and
+ * {@code interruption_level} left out by request and template come from the app's
+ * {@link dev.pushservice.apps.NotificationDefaults}, resolved once and stored.
  *
  * <p>Invariants: every query filters by app; another app's notification is a 404; no statement
  * runs per recipient; every state change writes its lifecycle fact in the same transaction.

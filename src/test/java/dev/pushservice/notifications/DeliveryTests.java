@@ -518,6 +518,160 @@ class DeliveryTests extends ApiTest {
         return m;
     }
 
+    // ---- frequency caps (app setting frequency_cap; FrequencyCapping) ------------------------------
+
+    /** A new app with provider credentials and the frequency cap {@code frequencyCap}. */
+    private TestApp cappedApp(String frequencyCap) throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        cap(app, frequencyCap);
+        return app;
+    }
+
+    private void cap(TestApp app, String frequencyCap) {
+        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), "{\"frequency_cap\":" + frequencyCap + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    }
+
+    /** Sends {@code body} and waits for it to finish; returns each recipient's status by device. */
+    private Map<UUID, String> sendAndFinish(TestApp app, String body) {
+        String id = send(app, body);
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+        Map<UUID, String> statuses = new java.util.HashMap<>();
+        recipients(app, id).forEach((device, row) -> statuses.put(device, row.path("status").asString()));
+        return statuses;
+    }
+
+    private static String toUser(String externalUserId, String extra) {
+        return "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"user\",\"external_user_id\":\"" + externalUserId + "\"}"
+                + extra + "}";
+    }
+
+    @Test
+    void aFrequencyCapLetsLimitNotificationsReachAUserPerRollingWindowAndSkipsTheRest() throws Exception {
+        TestApp app = cappedApp("{\"limit\":2,\"window_seconds\":3600}");
+        String phone = TestTokens.apns();
+        UUID ios = register(app, "ios", phone, ",\"external_user_id\":\"ada\"");
+        UUID android = register(app, "android", TestTokens.fcm(), ",\"external_user_id\":\"ada\"");
+        try {
+            // a notification counts once for the user, however many of her devices it reaches
+            assertThat(sendAndFinish(app, toUser("ada", ""))).containsEntry(ios, "accepted").containsEntry(android, "accepted");
+            clock.advance(Duration.ofMinutes(30));
+            assertThat(sendAndFinish(app, toUser("ada", ""))).containsEntry(ios, "accepted").containsEntry(android, "accepted");
+
+            String third = send(app, toUser("ada", ""));
+            JsonNode summary = finished(app, third);
+            assertThat(summary.path("status").asString()).as("a cap working is not a failure").isEqualTo("completed");
+            assertThat(summary.path("counts").path("skipped_frequency_cap").asLong()).isEqualTo(2);
+            assertThat(summary.path("accepted_count").asLong()).isZero();
+            assertThat(summary.path("failed_count").asLong()).isZero();
+            assertThat(recipients(app, third).values()).allSatisfy(r -> {
+                assertThat(r.path("status").asString()).isEqualTo("skipped_frequency_cap");
+                assertThat(r.path("attempts").asInt()).as("never sent").isZero();
+            });
+            assertThat(APNS_RECEIVED.get(phone)).hasSize(2);
+
+            // 61 minutes after the first send it has left the window: one slot is free again, not two
+            clock.advance(Duration.ofMinutes(31));
+            assertThat(sendAndFinish(app, toUser("ada", ""))).containsEntry(ios, "accepted").containsEntry(android, "accepted");
+            assertThat(sendAndFinish(app, toUser("ada", ""))).containsEntry(ios, "skipped_frequency_cap")
+                    .containsEntry(android, "skipped_frequency_cap");
+            assertThat(APNS_RECEIVED.get(phone)).hasSize(3);
+        } finally {
+            clock.reset();
+        }
+    }
+
+    @Test
+    void devicesWithoutAUserAreCappedOneByOne() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        UUID first = register(app, "android", TestTokens.fcm(), "");
+        UUID second = register(app, "android", TestTokens.fcm(), "");
+
+        assertThat(sendAndFinish(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"device\",\"device_id\":\""
+                + first + "\"}}")).containsExactlyEntriesOf(Map.of(first, "accepted"));
+        assertThat(sendAndFinish(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}"))
+                .containsOnly(Map.entry(first, "skipped_frequency_cap"), Map.entry(second, "accepted"));
+    }
+
+    @Test
+    void transactionalNotificationsAreExemptUnlessTheCapIncludesThem() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        UUID device = register(app, "android", TestTokens.fcm(), ",\"external_user_id\":\"bob\"");
+
+        assertThat(sendAndFinish(app, toUser("bob", ",\"priority\":\"transactional\""))).containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("bob", ""))).as("the exempt send did not count").containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("bob", ",\"priority\":\"bulk\""))).containsEntry(device, "skipped_frequency_cap");
+        assertThat(sendAndFinish(app, toUser("bob", ",\"priority\":\"transactional\""))).containsEntry(device, "accepted");
+
+        cap(app, "{\"include_transactional\":true}");
+        assertThat(sendAndFinish(app, toUser("bob", ",\"priority\":\"transactional\"")))
+                .containsEntry(device, "skipped_frequency_cap");
+    }
+
+    @Test
+    void anOverrideBypassesTheCapAndDoesNotCount() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        UUID device = register(app, "android", TestTokens.fcm(), ",\"external_user_id\":\"cy\"");
+
+        assertThat(sendAndFinish(app, toUser("cy", ",\"frequency_cap_override\":true"))).containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("cy", ""))).containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("cy", ""))).containsEntry(device, "skipped_frequency_cap");
+        assertThat(sendAndFinish(app, toUser("cy", ",\"frequency_cap_override\":true"))).containsEntry(device, "accepted");
+    }
+
+    @Test
+    void aSendThatIsNotAcceptedGivesItsSlotBack() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        String token = TestTokens.fcm();
+        FCM.replyFor(token, LocalFcmServer.Reply.error(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", "bad payload"));
+        UUID device = register(app, "android", token, ",\"external_user_id\":\"dee\"");
+
+        String refused = send(app, toUser("dee", ""));
+        assertThat(finished(app, refused).path("status").asString()).isEqualTo("failed");
+        FCM.replyFor(token, LocalFcmServer.Reply.ok());
+        assertThat(sendAndFinish(app, toUser("dee", ""))).containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("dee", ""))).containsEntry(device, "skipped_frequency_cap");
+    }
+
+    @Test
+    void twoNotificationsRacingForTheLastSlotOfEachUserSendOnlyOne() throws Exception {
+        TestApp app = cappedApp("{\"limit\":2,\"window_seconds\":3600}");
+        int users = 40;
+        Map<UUID, String> userOf = new java.util.HashMap<>();
+        for (int i = 0; i < users; i++) {
+            userOf.put(register(app, "android", TestTokens.fcm(), ",\"external_user_id\":\"racer-" + i + "\",\"tags\":{\"race\":\"on\"}"),
+                    "racer-" + i);
+        }
+        String toAll = "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"tag\",\"key\":\"race\",\"value\":\"on\"}";
+        assertThat(sendAndFinish(app, toAll + "}").values()).as("one slot of two used").containsOnly("accepted").hasSize(users);
+
+        // two lanes (two claim transactions) claim the two notifications at the same moment
+        delivery.pause();
+        String high;
+        String normal;
+        try {
+            high = send(app, toAll + ",\"priority\":\"high\"}");
+            normal = send(app, toAll + ",\"priority\":\"normal\"}");
+            await().atMost(WAIT).until(() -> summary(app, high).path("recipient_count").asLong() == users
+                    && summary(app, normal).path("recipient_count").asLong() == users);
+        } finally {
+            delivery.resume();
+        }
+        finished(app, high);
+        finished(app, normal);
+        Map<UUID, JsonNode> a = recipients(app, high);
+        Map<UUID, JsonNode> b = recipients(app, normal);
+        for (UUID device : userOf.keySet()) {
+            assertThat(List.of(a.get(device).path("status").asString(), b.get(device).path("status").asString()))
+                    .as(userOf.get(device)).containsExactlyInAnyOrder("accepted", "skipped_frequency_cap");
+        }
+        assertThat(jdbc.sql("""
+                        select count(distinct notification_id) from frequency_cap_sends
+                        where app_id = :app group by subject""").param("app", app.appId()).query(Long.class).list())
+                .as("every user holds exactly two counted sends").hasSize(users).containsOnly(2L);
+    }
+
     private void registerMany(TestApp app, List<String> tokens, String tags) {
         // devices straight into the table: 1,500 registrations over HTTP would dominate the test
         UUID user = UUID.randomUUID();

@@ -21,7 +21,9 @@ class OpenApiContractTests {
     private static final OpenApiContract CONTRACT = OpenApiContract.get();
     private static final String SETTINGS = "{\"name\":\"My app\",\"timezone\":\"Europe/Berlin\","
             + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]},\"apns\":null,\"fcm\":null,"
-            + "\"webpush\":{\"vapid_public_key\":\"" + "B".repeat(87) + "\"}}";
+            + "\"webpush\":{\"vapid_public_key\":\"" + "B".repeat(87) + "\"},"
+            + "\"notification_defaults\":{\"ttl\":null,\"sound\":null,\"interruption_level\":null,\"priority\":null},"
+            + "\"frequency_cap\":null}";
     private static final String DEVICE = """
             {"device_id":"%s","platform":"ios","enabled":true,"invalidated_at":null,"external_user_id":%s,
              "app_version":"1.2","device_model":null,"os_version":null,"locale":"de-DE","timezone":"Europe/Berlin",

@@ -91,6 +91,12 @@ public final class Limits {
     public static final int ACTION_TEXT = 100;
     /** A notification action's {@code icon} URL. */
     public static final int ACTION_ICON = 2048;
+    /** An app's {@code frequency_cap.limit}: notifications per user and window. */
+    public static final int FREQUENCY_CAP_LIMIT_MIN = 1;
+    public static final int FREQUENCY_CAP_LIMIT_MAX = 10_000;
+    /** An app's {@code frequency_cap.window_seconds}: one minute to 28 days (the longest TTL). */
+    public static final int FREQUENCY_CAP_WINDOW_MIN = 60;
+    public static final int FREQUENCY_CAP_WINDOW_MAX = TTL_MAX;
 
     private Limits() {
     }

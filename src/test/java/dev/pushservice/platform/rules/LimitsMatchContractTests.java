@@ -108,6 +108,22 @@ class LimitsMatchContractTests {
     }
 
     @Test
+    void deliveryControlLimits() {
+        for (String schema : List.of("FrequencyCapSettings", "FrequencyCapUpdate")) {
+            JsonNode p = SCHEMAS.path(schema).path("properties");
+            assertThat(p.path("limit").path("minimum").asInt()).as(schema).isEqualTo(Limits.FREQUENCY_CAP_LIMIT_MIN);
+            assertThat(p.path("limit").path("maximum").asInt()).as(schema).isEqualTo(Limits.FREQUENCY_CAP_LIMIT_MAX);
+            assertThat(p.path("window_seconds").path("minimum").asInt()).as(schema).isEqualTo(Limits.FREQUENCY_CAP_WINDOW_MIN);
+            assertThat(p.path("window_seconds").path("maximum").asInt()).as(schema).isEqualTo(Limits.FREQUENCY_CAP_WINDOW_MAX);
+        }
+        for (String schema : List.of("NotificationDefaults", "NotificationDefaultsUpdate")) {
+            JsonNode ttl = SCHEMAS.path(schema).path("properties").path("ttl");
+            assertThat(ttl.path("minimum").asInt()).as(schema).isEqualTo(Limits.TTL_MIN);
+            assertThat(ttl.path("maximum").asInt()).as(schema).isEqualTo(Limits.TTL_MAX);
+        }
+    }
+
+    @Test
     void analyticsAndJourneyLimits() {
         List<Integer> daysMaxima = new ArrayList<>();
         walk(DOC, "", (path, property, schema) -> {

@@ -87,6 +87,7 @@ class FrequencyCapping {
         Map<UUID, Optional<FrequencyCap>> caps = new HashMap<>();
         ArrayNode rows = JsonNodeFactory.instance.arrayNode();
         for (Claimed c : claimed) {
+            if (c.unsendable() != null) continue; // already failed by the claim: never sent, never counted
             FrequencyCap cap = caps.computeIfAbsent(c.appId(), app -> settings.frequencyCap(app)
                     .filter(f -> f.appliesTo(lane.value()))).orElse(null);
             if (cap == null) continue;

@@ -515,6 +515,7 @@ class DeliveryTests extends ApiTest {
         m.put("invalid_token", invalidToken);
         m.put("cancelled", cancelled);
         m.put("expired", expired);
+        m.put("skipped_frequency_cap", 0L);
         return m;
     }
 

@@ -101,8 +101,8 @@ class InstanceRolesTests {
             assertThat(executed).allMatch(e -> e.equals("worker:from-api") || e.equals("worker:swept")
                     || e.equals("scheduler:sweep"));
             assertThat(api.jdbc().sql("select task_name || '/' || task_instance from recurring_tasks order by 1")
-                    .query(String.class).list()).containsExactly("export-clean-up/recurring", "notification-due-drafts/recurring",
-                            "test-sweep/recurring", "webpush-key-pairs/recurring");
+                    .query(String.class).list()).containsExactly("export-clean-up/recurring", "frequency-cap-prune/recurring",
+                            "notification-due-drafts/recurring", "test-sweep/recurring", "webpush-key-pairs/recurring");
         }
     }
 

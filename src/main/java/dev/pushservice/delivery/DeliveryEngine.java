@@ -38,7 +38,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * {@code push.delivery.poll-interval} remains the safety net (retries coming due, other instances'
  * work, recipients whose claiming instance died). {@link #cancelled} makes senders in this process
  * drop recipients of a cancelled notification that were claimed but not yet handed to a provider;
- * other instances never claim them again.
+ * other instances never claim them again, and their lanes learn of the cancel from the store within
+ * a poll interval ({@link DeliveryStore#cancelledAmong}) and drop theirs too.
  *
  * <p>Runs only in instances with the {@code worker} role, and only once a {@link DeliveryStore}
  * exists. The core sees only the {@link PushProvider} contract. Thread-safe.

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -48,6 +49,13 @@ public interface DeliveryStore {
      * in the owner's transaction).
      */
     void record(List<Outcome> outcomes, Instant now);
+
+    /**
+     * Which of {@code notificationIds} were cancelled: the lanes ask every poll interval about the
+     * notifications whose claimed recipients wait for a sender, so a cancel taken by another
+     * instance stops what this one has not handed over yet.
+     */
+    Set<UUID> cancelledAmong(Set<UUID> notificationIds);
 
     /** How much due work waits in {@code lane} (for metrics; may be approximate for very long queues). */
     QueueStats stats(Priority lane, Instant now);

@@ -8,11 +8,14 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -38,7 +41,10 @@ import org.slf4j.LoggerFactory;
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
  *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
  *   <li>Senders render each message and hand it to its provider. Unless its notification was
- *       cancelled: then it is never handed over.</li>
+ *       cancelled: then it is never handed over. A cancel taken by this instance is known at once
+ *       ({@link DeliveryEngine#cancelled}); one taken by another instance is learnt by the claimer,
+ *       which asks the store every poll interval which notifications of the recipients still waiting
+ *       for a sender were cancelled.</li>
  *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
  *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
  *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each.</li>
@@ -65,6 +71,10 @@ final class Lane {
     private final int capacity;
     private final int minClaim;
     private final ConcurrentLinkedQueue<DeliveryStore.Outcome> results = new ConcurrentLinkedQueue<>();
+    /** Notifications with recipients handed to the senders and not yet to a provider: slices of each. */
+    private final ConcurrentHashMap<UUID, Integer> waiting = new ConcurrentHashMap<>();
+    /** Of those, the ones another instance cancelled (this instance's own cancels are in {@link #cancelled}). */
+    private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
     private final AtomicInteger unrecorded = new AtomicInteger();
     private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
     private volatile ExecutorService senders;
@@ -174,7 +184,12 @@ final class Lane {
 
     private void claimLoop() {
         long nextStats = 0;
+        long nextCancelCheck = 0;
         while (running) {
+            if (System.nanoTime() - nextCancelCheck >= 0) {
+                refreshCancelled();
+                nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
+            }
             if (paused) {
                 LockSupport.parkNanos(properties.pollInterval().toNanos());
                 continue;
@@ -215,6 +230,30 @@ final class Lane {
         }
     }
 
+    /**
+     * Learns which notifications of the recipients waiting for a sender were cancelled, possibly by
+     * another instance, so they are never handed over. One indexed lookup by id, and only while
+     * something waits.
+     */
+    private void refreshCancelled() {
+        if (waiting.isEmpty()) {
+            cancelledElsewhere.clear();
+            return;
+        }
+        try {
+            Set<UUID> found = store.cancelledAmong(Set.copyOf(waiting.keySet()));
+            cancelledElsewhere.addAll(found);
+            cancelledElsewhere.retainAll(waiting.keySet());
+        } catch (RuntimeException e) {
+            log.warn("Delivery lane {} could not check for cancelled notifications, retrying at the next poll: {}",
+                    priority.value(), e.toString());
+        }
+    }
+
+    private boolean isCancelled(UUID notificationId) {
+        return cancelled.test(notificationId) || cancelledElsewhere.contains(notificationId);
+    }
+
     private void refreshStats() {
         DeliveryStore.QueueStats q = store.stats(priority, clock.instant());
         stats.depth = q.depth();
@@ -234,12 +273,35 @@ final class Lane {
         }
         for (int from = 0; from < batch.size(); from += SLICE) {
             List<DeliveryStore.Claimed> slice = batch.subList(from, Math.min(batch.size(), from + SLICE));
+            Set<UUID> notifications = notificationsOf(slice);
+            notifications.forEach(id -> waiting.merge(id, 1, Integer::sum));
             try {
-                senders.execute(() -> send(slice, byNotification));
+                senders.execute(() -> {
+                    try {
+                        send(slice, byNotification);
+                    } finally {
+                        notifications.forEach(id -> waiting.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1));
+                    }
+                });
             } catch (RuntimeException rejected) { // shutting down: leave them to their lease
+                notifications.forEach(id -> waiting.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1));
                 budgets.get(slice.getFirst().platform()).release(slice.size());
             }
         }
+    }
+
+    private static Set<UUID> notificationsOf(List<DeliveryStore.Claimed> slice) {
+        UUID first = slice.getFirst().notificationId();
+        Set<UUID> ids = null;
+        for (DeliveryStore.Claimed c : slice) {
+            if (!c.notificationId().equals(first)) {
+                if (ids == null) ids = new HashSet<>();
+                ids.add(c.notificationId());
+            }
+        }
+        if (ids == null) return Set.of(first);
+        ids.add(first);
+        return ids;
     }
 
     // ---- sending -------------------------------------------------------------------------------
@@ -253,7 +315,7 @@ final class Lane {
                 continue;
             }
             Optional<Blueprint> blueprint = byNotification.get(recipient.notificationId());
-            if (blueprint.isEmpty() || cancelled.test(recipient.notificationId())) {
+            if (blueprint.isEmpty() || isCancelled(recipient.notificationId())) {
                 finish(recipient, new DeliveryStore.Cancelled(recipient), "cancelled", DeliveryReasons.CANCELLED);
                 continue;
             }

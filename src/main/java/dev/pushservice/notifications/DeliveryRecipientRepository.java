@@ -157,6 +157,12 @@ class DeliveryRecipientRepository {
                 .param("ids", List.copyOf(ids)).query(UUID.class).list();
     }
 
+    /** Which of {@code ids} are cancelled notifications (by primary key). */
+    List<UUID> cancelledAmong(Collection<UUID> ids) {
+        return jdbc.sql("select n.id from notifications n where n.id in (:ids) and n.status = 'cancelled'")
+                .param("ids", List.copyOf(ids)).query(UUID.class).list();
+    }
+
     QueueStats stats(Priority lane, Instant now) {
         return jdbc.sql("""
                         select count(*) as depth, min(r.next_attempt_at) as oldest from notification_recipients r

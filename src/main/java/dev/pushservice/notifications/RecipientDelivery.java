@@ -249,6 +249,11 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     }
 
     @Override
+    public Set<UUID> cancelledAmong(Set<UUID> notificationIds) {
+        return notificationIds.isEmpty() ? Set.of() : Set.copyOf(recipients.cancelledAmong(notificationIds));
+    }
+
+    @Override
     public QueueStats stats(Priority lane, Instant now) {
         return recipients.stats(lane, now);
     }

@@ -373,6 +373,16 @@ class LaneTests {
             }
         }
 
+        /** Notifications cancelled "by another instance": only {@link #cancelledAmong} tells the lane. */
+        final java.util.Set<UUID> cancelledNotifications = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public java.util.Set<UUID> cancelledAmong(java.util.Set<UUID> notificationIds) {
+            java.util.Set<UUID> found = new java.util.HashSet<>(notificationIds);
+            found.retainAll(cancelledNotifications);
+            return found;
+        }
+
         @Override
         public QueueStats stats(Priority lane, Instant now) {
             return QueueStats.EMPTY;

@@ -196,6 +196,18 @@ class DeliveryTests extends ApiTest {
     }
 
     @Test
+    void theDeliveryPoolIsMeteredBesideTheApiPool() {
+        String metrics = api.get("/actuator/prometheus", null).body();
+        for (String pool : List.of("push-delivery", "push-db")) {
+            assertThat(metrics).contains("hikaricp_connections_active{pool=\"" + pool + "\"}",
+                    "hikaricp_connections_idle{pool=\"" + pool + "\"}",
+                    "hikaricp_connections_pending{pool=\"" + pool + "\"}",
+                    "hikaricp_connections_timeout_total{pool=\"" + pool + "\"}",
+                    "hikaricp_connections_max{pool=\"" + pool + "\"}");
+        }
+    }
+
+    @Test
     void aDeadTokenInvalidatesTheDeviceWhichLaterSendsLeaveOut() throws Exception {
         TestApp app = newApp();
         credentials(app);

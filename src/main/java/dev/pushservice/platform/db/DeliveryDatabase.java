@@ -2,8 +2,11 @@ package dev.pushservice.platform.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
 import dev.pushservice.platform.config.PushProperties;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.stereotype.Component;
@@ -23,7 +26,10 @@ import org.springframework.transaction.support.TransactionTemplate;
  * after a minute, so an instance with little delivery work holds few.
  *
  * <p>Not a {@code DataSource} bean on purpose: Spring Boot's auto-configuration (Flyway, the primary
- * transaction manager, {@code JdbcClient}) must keep binding to the one API pool. Thread-safe.
+ * transaction manager, {@code JdbcClient}) must keep binding to the one API pool. So Boot does not
+ * meter it either: the pool reports to the {@link MeterRegistry} itself, as Hikari's
+ * {@code hikaricp_connections_*} series tagged {@code pool="push-delivery"} (active, idle, pending,
+ * timeouts, acquire and usage times) beside the API pool's {@code pool="push-db"}. Thread-safe.
  */
 @Component
 public class DeliveryDatabase implements DisposableBean {
@@ -32,7 +38,7 @@ public class DeliveryDatabase implements DisposableBean {
     private final JdbcClient jdbc;
     private final TransactionTemplate transactions;
 
-    DeliveryDatabase(HikariDataSource apiPool, PushProperties properties) {
+    DeliveryDatabase(HikariDataSource apiPool, PushProperties properties, ObjectProvider<MeterRegistry> meters) {
         HikariConfig config = new HikariConfig();
         config.setPoolName("push-delivery");
         config.setJdbcUrl(apiPool.getJdbcUrl());
@@ -45,6 +51,8 @@ public class DeliveryDatabase implements DisposableBean {
         config.setInitializationFailTimeout(-1); // connect lazily: the API pool already waited for the database
         config.setDataSourceProperties(apiPool.getDataSourceProperties());
         config.addDataSourceProperty("ApplicationName", "push-service-delivery");
+        MeterRegistry registry = meters.getIfAvailable();
+        if (registry != null) config.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
         this.pool = new HikariDataSource(config);
         this.jdbc = JdbcClient.create(pool);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(pool));

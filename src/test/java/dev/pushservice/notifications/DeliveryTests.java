@@ -55,6 +55,8 @@ class DeliveryTests extends ApiTest {
     private static final ApnsTestPeer APNS;
     private static final LocalFcmServer FCM;
     private static final LocalWebPushReceiver WEB;
+    /** A push service that allows one request per connection at a time (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 1). */
+    private static final LocalWebPushReceiver WEB_ONE_STREAM;
     private static final Path CA;
     /** What APNs received, by device token. */
     private static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
@@ -70,6 +72,7 @@ class DeliveryTests extends ApiTest {
             CA = ApnsTestPeer.writeCa(Files.createTempDirectory("delivery-tests"));
             FCM = new LocalFcmServer(0).start();
             WEB = LocalWebPushReceiver.start();
+            WEB_ONE_STREAM = LocalWebPushReceiver.startAllowingStreams(1);
         } catch (Exception e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -193,6 +196,38 @@ class DeliveryTests extends ApiTest {
                 "push_delivery_in_flight{lane=\"bulk\",platform=\"ios\"}",
                 "push_delivery_queue_depth{lane=\"transactional\"}",
                 "push_delivery_queue_oldest_age_seconds{lane=\"normal\"}");
+    }
+
+    @Test
+    void aTransactionalPushNeverQueuesBehindBulkRequestsOpenAtTheSamePushService() throws Exception {
+        TestApp app = newApp();
+        // 100 bulk recipients whose push service answers 6 s late; it takes one request per connection,
+        // so they hold every connection a pool may open to it (64) and the rest wait in the pool's queue
+        List<String> bulkSubscriptions = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            LocalWebPushReceiver.Subscriber s = WEB_ONE_STREAM.subscribe();
+            WEB_ONE_STREAM.delay(s.id(), Duration.ofSeconds(6));
+            bulkSubscriptions.add(s.json());
+        }
+        registerMany(app, "web", bulkSubscriptions, "{\"ring\":\"bulk\"}");
+        LocalWebPushReceiver.Subscriber urgent = WEB_ONE_STREAM.subscribe();
+        UUID urgentDevice = register(app, "web", urgent.json(), "");
+        long before = WEB_ONE_STREAM.requestCount();
+
+        String bulk = send(app, "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\","
+                + "\"target\":{\"type\":\"tag\",\"key\":\"ring\",\"value\":\"bulk\"}}");
+        await().atMost(WAIT).until(() -> WEB_ONE_STREAM.requestCount() - before >= 64);
+        long started = System.nanoTime();
+        String code = send(app, "{\"title\":\"code\",\"body\":\"123456\",\"priority\":\"transactional\","
+                + "\"target\":{\"type\":\"device\",\"device_id\":\"" + urgentDevice + "\"}}");
+
+        assertThat(finished(app, code).path("status").asString()).isEqualTo("completed");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        assertThat(WEB_ONE_STREAM.received(urgent.id())).hasSize(1);
+        assertThat(took).as("on the transactional lane's own connection, not behind the bulk send's 6 s answers")
+                .isLessThan(Duration.ofSeconds(4));
+        assertThat(summary(app, bulk).path("status").asString()).isEqualTo("processing");
+        assertThat(finished(app, bulk).path("accepted_count").asLong()).isEqualTo(100);
     }
 
     @Test
@@ -686,15 +721,19 @@ class DeliveryTests extends ApiTest {
     }
 
     private void registerMany(TestApp app, List<String> tokens, String tags) {
+        registerMany(app, "android", tokens, tags);
+    }
+
+    private void registerMany(TestApp app, String platform, List<String> tokens, String tags) {
         // devices straight into the table: 1,500 registrations over HTTP would dominate the test
         UUID user = UUID.randomUUID();
         jdbc.sql("insert into users (id, app_id, tags) values (:id, :app, cast(:tags as jsonb))")
                 .param("id", user).param("app", app.appId()).param("tags", tags).update();
         jdbc.sql("""
                         insert into devices (id, app_id, platform, token, token_hash, user_id)
-                        select gen_random_uuid(), :app, 'android', t, sha256(convert_to(t, 'UTF8')), :user
+                        select gen_random_uuid(), :app, :platform, t, sha256(convert_to(t, 'UTF8')), :user
                         from unnest(cast(:tokens as text[])) as t""")
-                .param("app", app.appId()).param("user", user).param("tokens", tokens.toArray(String[]::new)).update();
+                .param("app", app.appId()).param("platform", platform).param("user", user).param("tokens", tokens.toArray(String[]::new)).update();
     }
 
     private List<JsonNode> allRecipients(TestApp app, String id) {

@@ -10,6 +10,7 @@ import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
+import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.Platform;
 import java.net.URI;
 import java.time.Clock;
@@ -33,8 +34,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Delivers Android pushes through FCM HTTP v1 ({@code POST {base}/v1/projects/{project_id}/messages:send}).
  *
- * <p>Thread-safe and long-lived: one {@link PushHttpClient} for the whole provider (HTTP/2: requests
- * share a connection as concurrent streams, more connections only beyond FCM's stream limit; an
+ * <p>Thread-safe and long-lived: one {@link PushHttpClient} for the whole provider, with connections
+ * of its own per delivery lane (the message's priority), so a transactional push never queues behind
+ * a bulk send's open requests (HTTP/2: a lane's requests share a connection as concurrent streams,
+ * more connections only beyond FCM's stream limit; an
  * {@code http://} base URL, for local testing, is spoken to as h2c) and one {@link GoogleCredentials}
  * per (app, credential version), so an app's access token is fetched once and refreshed in the
  * background before it expires (google-auth's refresh margin), never per request. Replacing an app's
@@ -133,7 +136,7 @@ public final class FcmProvider implements PushProvider {
                 @Override
                 public void onSuccess(Map<String, List<String>> metadata) {
                     try {
-                        post(app, metadata, body, result);
+                        post(app, message.priority(), metadata, body, result);
                     } catch (RuntimeException e) {
                         result.completeExceptionally(e);
                     }
@@ -150,7 +153,7 @@ public final class FcmProvider implements PushProvider {
         return result;
     }
 
-    private void post(AppClient app, Map<String, List<String>> metadata, byte[] body,
+    private void post(AppClient app, Priority lane, Map<String, List<String>> metadata, byte[] body,
                       CompletableFuture<DeliveryResult> result) {
         // The client pools connections itself: a burst at start waits for the first HTTP/2 connection
         // instead of each request opening one.
@@ -161,7 +164,7 @@ public final class FcmProvider implements PushProvider {
             headers.add(name.toLowerCase(Locale.ROOT));
             headers.add(v);
         }));
-        http.post(app.sendUri, headers.toArray(String[]::new), body).whenComplete((response, error) -> {
+        http.post(lane, app.sendUri, headers.toArray(String[]::new), body).whenComplete((response, error) -> {
             try {
                 result.complete(error == null ? answer(response) : transportFailure(error));
             } catch (RuntimeException e) {

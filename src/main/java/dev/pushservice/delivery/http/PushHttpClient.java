@@ -1,5 +1,6 @@
 package dev.pushservice.delivery.http;
 
+import dev.pushservice.platform.rules.Priority;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
@@ -13,8 +14,10 @@ import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,10 +43,17 @@ import reactor.netty.resources.LoopResources;
  * {@code Upgrade: h2c} dance, because an upgrading connection takes no other request until the
  * first one is answered. Only {@code POST} is needed, so only {@code POST} is offered.
  *
+ * <p>Each delivery lane ({@link Priority}) has its own connections: a pool per lane, per origin.
+ * A bulk send that keeps hundreds of requests open at a slow push service fills only the bulk
+ * lane's connections (and, at the server's stream limit, its pool's queue); a transactional push
+ * to the same origin goes out at once on the transactional lane's own connection instead of
+ * queueing behind them on a shared one. Connections are opened on first use, so a lane that sends
+ * nothing to an origin holds none there. The lanes share the I/O threads.
+ *
  * <p>Connections are pooled per origin (scheme, host, port) by Reactor Netty's HTTP/2 pool. HTTP/2
  * requests are multiplexed: a new connection is opened only when every open one has as many
  * streams as the server allows ({@code SETTINGS_MAX_CONCURRENT_STREAMS}; strict connection reuse),
- * up to {@link #MAX_CONNECTIONS}; HTTP/1.1 connections carry one request at a time, up to the same
+ * up to {@link #MAX_CONNECTIONS} per lane; HTTP/1.1 connections carry one request at a time, up to the same
  * number. Requests beyond that wait in the pool's queue, which the caller must bound (the providers
  * let at most their {@code max-in-flight} requests exist at once). Connections idle for
  * {@link #IDLE_CLOSE} are closed; a connection that got a GOAWAY takes no new requests.
@@ -59,7 +69,7 @@ import reactor.netty.resources.LoopResources;
  */
 public final class PushHttpClient implements AutoCloseable {
 
-    /** Connections per origin: HTTP/2 ones opened only when the open ones have no stream to spare. */
+    /** Connections per origin and lane: HTTP/2 ones opened only when the open ones have no stream to spare. */
     public static final int MAX_CONNECTIONS = 64;
     /** Connections with nothing to do for this long are closed. */
     public static final Duration IDLE_CLOSE = Duration.ofMinutes(2);
@@ -97,11 +107,12 @@ public final class PushHttpClient implements AutoCloseable {
         }
     }
 
+    /** One lane's connections: its pool, and the pool's clients for each way of speaking. */
+    private record LanePool(ConnectionProvider pool, HttpClient secure, HttpClient cleartext, HttpClient http1) {
+    }
+
     private final LoopResources loops;
-    private final ConnectionProvider pool;
-    private final HttpClient secure;
-    private final HttpClient cleartext;
-    private final HttpClient http1;
+    private final Map<Priority, LanePool> lanes = new EnumMap<>(Priority.class);
     /** Cleartext origins (host:port) found to speak only HTTP/1.x. */
     private final Set<String> http1Only = ConcurrentHashMap.newKeySet();
     private final Duration requestTimeout;
@@ -115,44 +126,51 @@ public final class PushHttpClient implements AutoCloseable {
     public PushHttpClient(String name, Duration connectTimeout, Duration requestTimeout, List<X509Certificate> trusted) {
         this.requestTimeout = requestTimeout;
         this.loops = LoopResources.create(name + "-io", Math.min(2, Runtime.getRuntime().availableProcessors()), true);
-        this.pool = ConnectionProvider.builder(name)
-                .maxConnections(MAX_CONNECTIONS)
-                .allocationStrategy(Http2AllocationStrategy.builder()
-                        .maxConnections(MAX_CONNECTIONS)
-                        .minConnections(0)
-                        .strictConnectionReuse(true)
-                        .build())
-                .pendingAcquireMaxCount(-1) // bounded by the callers' max-in-flight
-                .pendingAcquireTimeout(requestTimeout.plus(connectTimeout))
-                .maxIdleTime(IDLE_CLOSE)
-                .evictInBackground(Duration.ofSeconds(30))
-                .build();
         int connectMillis = (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis());
-        HttpClient base = HttpClient.create(pool)
-                .runOn(loops, false)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .disableRetry(true);
         Http2SslContextSpec tls = Http2SslContextSpec.forClient();
         if (trusted != null && !trusted.isEmpty()) {
             List<X509Certificate> certificates = List.copyOf(trusted);
             tls = tls.configure(builder -> builder.trustManager(certificates));
         }
         Http2SslContextSpec sslContext = tls;
-        this.secure = base.protocol(HttpProtocol.H2, HttpProtocol.HTTP11)
-                .secure(spec -> spec.sslContext(sslContext).handshakeTimeout(connectTimeout));
-        this.cleartext = base.protocol(HttpProtocol.H2C);
-        this.http1 = base.protocol(HttpProtocol.HTTP11);
+        for (Priority lane : Priority.values()) {
+            ConnectionProvider pool = ConnectionProvider.builder(name + "-" + lane.value())
+                    .maxConnections(MAX_CONNECTIONS)
+                    .allocationStrategy(Http2AllocationStrategy.builder()
+                            .maxConnections(MAX_CONNECTIONS)
+                            .minConnections(0)
+                            .strictConnectionReuse(true)
+                            .build())
+                    .pendingAcquireMaxCount(-1) // bounded by the callers' max-in-flight
+                    .pendingAcquireTimeout(requestTimeout.plus(connectTimeout))
+                    .maxIdleTime(IDLE_CLOSE)
+                    .evictInBackground(Duration.ofSeconds(30))
+                    .build();
+            HttpClient base = HttpClient.create(pool)
+                    .runOn(loops, false)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .disableRetry(true);
+            lanes.put(lane, new LanePool(pool,
+                    base.protocol(HttpProtocol.H2, HttpProtocol.HTTP11)
+                            .secure(spec -> spec.sslContext(sslContext).handshakeTimeout(connectTimeout)),
+                    base.protocol(HttpProtocol.H2C),
+                    base.protocol(HttpProtocol.HTTP11)));
+        }
     }
 
     /**
-     * POSTs {@code body} to {@code endpoint} (an absolute http or https URL).
+     * POSTs {@code body} to {@code endpoint} (an absolute http or https URL) on {@code lane}'s connections.
      *
      * @param headers name/value pairs, names in lower case; {@code content-length}, {@code host} and
      *                the pseudo-headers are added here
      */
-    public CompletableFuture<Response> post(URI endpoint, String[] headers, byte[] body) {
+    public CompletableFuture<Response> post(Priority lane, URI endpoint, String[] headers, byte[] body) {
         if (closed) return CompletableFuture.failedFuture(new RequestFailure("client is closed"));
+        LanePool clients = lanes.get(lane);
+        HttpClient secure = clients.secure();
+        HttpClient cleartext = clients.cleartext();
+        HttpClient http1 = clients.http1();
         Mono<Response> exchange;
         if ("https".equalsIgnoreCase(endpoint.getScheme())) {
             exchange = exchange(secure, "h2", endpoint, headers, body);
@@ -209,7 +227,7 @@ public final class PushHttpClient implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        pool.disposeLater().block(Duration.ofSeconds(3));
+        Mono.when(lanes.values().stream().map(l -> l.pool().disposeLater()).toList()).block(Duration.ofSeconds(3));
         loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(3));
     }
 

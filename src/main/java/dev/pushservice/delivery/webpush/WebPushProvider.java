@@ -29,7 +29,8 @@ import java.util.regex.Pattern;
  * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app and push-service
  * origin) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushHttpClient}:
  * HTTP/2 where the push service offers it (ALPN {@code h2}), requests to one origin multiplexed
- * over few connections, else HTTP/1.1.
+ * over few connections, else HTTP/1.1. Each delivery lane (the message's priority) has connections
+ * of its own, so a transactional push never queues behind a bulk send's open requests.
  *
  * <p>Headers: {@code TTL} always (the message's, else {@code push.webpush.default-ttl}),
  * {@code Urgency} per {@link #urgency}, {@code Topic} from {@code collapse_id} per {@link #topic},
@@ -144,7 +145,7 @@ public final class WebPushProvider implements PushProvider {
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
-            client.post(subscription.endpoint(), headers, body).whenComplete((response, error) -> {
+            client.post(message.priority(), subscription.endpoint(), headers, body).whenComplete((response, error) -> {
                 inFlight.release();
                 try {
                     result.complete(error == null ? result(response, subscription, clock) : transportFailure(error));

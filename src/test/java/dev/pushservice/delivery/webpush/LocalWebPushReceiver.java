@@ -139,6 +139,8 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     private final Map<String, Subscriber> subscriptions = new ConcurrentHashMap<>();
     private final Set<String> unsubscribed = ConcurrentHashMap.newKeySet();
     private final Map<String, Answer> answers = new ConcurrentHashMap<>();
+    /** Subscriptions whose answers come this much late (their requests stay open meanwhile). */
+    private final Map<String, java.time.Duration> delays = new ConcurrentHashMap<>();
     private final AtomicReference<Answer> answerAll = new AtomicReference<>();
     private final AtomicReference<CompletableFuture<Void>> held = new AtomicReference<>();
     private final Map<String, Instant> verifiedTokens = new ConcurrentHashMap<>();
@@ -236,6 +238,12 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         else answers.put(subscriptionId, answer);
     }
 
+    /** Answer pushes to one subscription {@code by} late (a slow push service for them only); null: at once. */
+    public void delay(String subscriptionId, java.time.Duration by) {
+        if (by == null) delays.remove(subscriptionId);
+        else delays.put(subscriptionId, by);
+    }
+
     /** Hold every request (counted, unanswered) until {@link #release()}: a slow push service. */
     public void hold() {
         held.compareAndSet(null, new CompletableFuture<>());
@@ -300,6 +308,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         fullyChecked.set(0);
         byProtocol.clear();
         answers.clear();
+        delays.clear();
         answerAll.set(null);
         release();
     }
@@ -329,6 +338,9 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         requests.incrementAndGet();
         byProtocol.computeIfAbsent(request.protocol(), p -> new AtomicLong()).incrementAndGet();
         Mono<Response> answer = Mono.fromSupplier(() -> answer(request));
+        java.time.Duration delay = request.path().startsWith("/push/")
+                ? delays.get(request.path().substring("/push/".length())) : null;
+        if (delay != null) answer = Mono.delay(delay).then(answer);
         CompletableFuture<Void> gate = held.get();
         // suppressCancel: a client giving up on one held request must not release the others
         return gate == null ? answer : Mono.fromFuture(gate, true).then(answer);

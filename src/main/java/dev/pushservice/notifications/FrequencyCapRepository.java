@@ -66,32 +66,29 @@ class FrequencyCapRepository {
      */
     List<Skipped> admit(String rows, Instant now) {
         return delivery.sql("""
-                        with cand as (
+                        with cand as materialized (
                             select v.n, v.d, r.app_id, coalesce(r.user_id, r.device_id) as subject, v.l, v.w, n.created_at
                             from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, l int, w int)
                             join notification_recipients r on r.notification_id = v.n and r.device_id = v.d
                             join notifications n on n.id = v.n
                             where not n.frequency_cap_override),
-                        pairs as (
-                            select distinct c.app_id, c.subject, c.n, c.l, c.w, c.created_at,
-                                   exists (select 1 from frequency_cap_sends f
-                                           where f.app_id = c.app_id and f.subject = c.subject and f.notification_id = c.n
-                                             and f.sent_at > :now - make_interval(secs => c.w)) as counted
-                            from cand c),
-                        used as (
-                            select s.app_id, s.subject,
-                                   (select count(distinct f.notification_id) from frequency_cap_sends f
-                                    where f.app_id = s.app_id and f.subject = s.subject
-                                      and f.sent_at > :now - make_interval(secs => s.w)) as used
-                            from (select distinct app_id, subject, w from pairs) s),
-                        decided as (
-                            select p.app_id, p.subject, p.n,
-                                   p.counted or u.used + dense_rank() over (partition by p.app_id, p.subject, p.counted
-                                                                            order by p.created_at, p.n) <= p.l as admitted
-                            from pairs p join used u on u.app_id = p.app_id and u.subject = p.subject),
-                        verdict as (
-                            select c.n, c.d, c.app_id, c.subject, c.w, x.admitted
-                            from cand c join decided x on x.app_id = c.app_id and x.subject = c.subject and x.n = c.n),
+                        window_state as materialized (
+                            -- one index range per recipient: the subject's counted sends within the window
+                            select c.*, w.counted, w.used
+                            from cand c cross join lateral (
+                                select coalesce(bool_or(f.notification_id = c.n), false) as counted,
+                                       count(distinct f.notification_id) as used
+                                from frequency_cap_sends f
+                                where f.app_id = c.app_id and f.subject = c.subject
+                                  and f.sent_at > :now - make_interval(secs => c.w)) w),
+                        verdict as materialized (
+                            -- one pass, no joins between the chunk's rows: a row's notification is admitted when
+                            -- the subject already has it counted, or it is among the free slots (oldest first;
+                            -- dense_rank gives one rank to the devices of one notification)
+                            select s.n, s.d, s.app_id, s.subject, s.w,
+                                   s.counted or s.used + dense_rank() over (partition by s.app_id, s.subject, s.counted
+                                                                            order by s.created_at, s.n) <= s.l as admitted
+                            from window_state s),
                         counted as (
                             insert into frequency_cap_sends (notification_id, device_id, app_id, subject, sent_at, expires_at)
                             select n, d, app_id, subject, :now, :now + make_interval(secs => w) from verdict where admitted

@@ -368,14 +368,17 @@ class WebhookTests extends ApiTest {
         JsonNode created = create(app, "/failing", "[\"*\"]");
         for (int i = 0; i < 5; i++) receiver.script("/failing", Receiver.Reply.status(500));
         String deliveryId = queueTest(app, id(created));
-        receiver.next("/failing", WAIT);
+        Receiver.Request first = receiver.next("/failing", WAIT);
         await().atMost(WAIT).untilAsserted(() ->
                 assertThat(delivery(app, id(created), deliveryId).path("last_error").asString()).isEqualTo("server_error"));
         assertThat(webhook(app, id(created)).path("enabled").asBoolean()).as("one failure disables nothing").isTrue();
 
         // a day later (PUSH_WEBHOOKS_DISABLE_AFTER) the retry fails too: every attempt has failed that long
         clock.advance(Duration.ofHours(24).plusMinutes(1));
-        receiver.next("/failing", WAIT);
+        Receiver.Request retry = receiver.next("/failing", WAIT);
+        assertThat(retry.header("webhook-id")).as("a retry after a 500 keeps the webhook-id").isEqualTo(first.header("webhook-id"))
+                .isEqualTo(deliveryId);
+        assertThat(retry.body()).isEqualTo(first.body());
         await().atMost(WAIT).untilAsserted(() -> {
             JsonNode w = webhook(app, id(created));
             assertThat(w.path("enabled").asBoolean()).isFalse();

@@ -98,6 +98,9 @@ class DeliveryTests extends ApiTest {
     TestClock clock;
 
     @Autowired
+    FrequencyCapping frequencyCaps;
+
+    @Autowired
     dev.pushservice.devices.DeviceService devices;
 
     // ---- helpers ---------------------------------------------------------------------------------
@@ -625,6 +628,16 @@ class DeliveryTests extends ApiTest {
             assertThat(sendAndFinish(app, toUser("ada", ""))).containsEntry(ios, "skipped_frequency_cap")
                     .containsEntry(android, "skipped_frequency_cap");
             assertThat(APNS_RECEIVED.get(phone)).hasSize(3);
+
+            // counted sends past their window are pruned (the recurring task's work, run here at once)
+            String counted = "select count(*) from frequency_cap_sends where app_id = :app";
+            frequencyCaps.prune();
+            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single())
+                    .as("the first send's two devices are gone, the second's and fourth's stay").isEqualTo(4);
+            clock.advance(Duration.ofMinutes(31));
+            frequencyCaps.prune();
+            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single())
+                    .as("the fourth send's two devices").isEqualTo(2);
         } finally {
             clock.reset();
         }

@@ -13,11 +13,17 @@ import tools.jackson.databind.annotation.JsonNaming;
  * (key id, team id, project id, VAPID public key: never a secret) or null, the notification
  * defaults ({@link NotificationDefaults}) and the frequency cap ({@link FrequencyCap}, null when off). The provider views
  * are filled by the providers' {@link SettingsSection}s; this package knows their shape (it is
- * the settings contract) but no provider.
+ * the settings contract) but no provider. {@code quietHours} and {@code throttlePerMinute} are the delivery
+ * timing controls ({@link DeliveryTiming}).
  */
 public record AppSettings(String name, String timezone, IdentityVerificationView identityVerification,
                           ApnsView apns, FcmView fcm, WebPushView webpush,
-                          NotificationDefaults notificationDefaults, FrequencyCap frequencyCap) {
+                          NotificationDefaults notificationDefaults, FrequencyCap frequencyCap,
+                          QuietHoursView quietHours, Integer throttlePerMinute) {
+
+    /** Quiet hours as {@code HH:MM} local times; null when none are set. */
+    public record QuietHoursView(String start, String end) {
+    }
 
     /** @param keys the configured public JWKs */
     public record IdentityVerificationView(boolean required, String issuer, List<Map<String, Object>> keys) {

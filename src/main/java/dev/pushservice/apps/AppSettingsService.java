@@ -7,9 +7,11 @@ import com.nimbusds.jose.jwk.ECKey;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.TimeZones;
+import dev.pushservice.platform.rules.WallClockTimes;
 import java.text.ParseException;
 import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import dev.pushservice.audit.AuditLog;
@@ -37,6 +39,8 @@ public class AppSettingsService {
 
     static final int CACHE_SECONDS = 5;
     private static final int MAX_KEYS = 10;
+    /** The highest throttle: 100,000 sends a second is beyond what one app's providers take from us. */
+    static final int MAX_THROTTLE_PER_MINUTE = 6_000_000;
 
     private final AppSettingsRepository repository;
     private final JsonMapper json;
@@ -69,10 +73,14 @@ public class AppSettingsService {
         AppSettingsRepository.Row row = repository.find(appId);
         IdentityVerification iv = parseIdentity(row.settings().path("identity_verification"));
         List<Map<String, Object>> keys = iv.keys().stream().map(ECKey::toJSONObject).toList();
+        DeliveryTiming timing = timing(row);
+        DeliveryTiming.QuietHours q = timing.quietHours();
         return new AppSettings(row.name(), row.timezone(),
                 new AppSettings.IdentityVerificationView(iv.required(), iv.issuer(), keys),
                 apns.read(appId), fcm.read(appId), webpush.read(appId),
-                NotificationDefaults.from(row.settings()), FrequencyCap.from(row.settings()));
+                NotificationDefaults.from(row.settings()), FrequencyCap.from(row.settings()),
+                q == null ? null : new AppSettings.QuietHoursView(hhmm(q.start()), hhmm(q.end())),
+                timing.throttlePerMinute());
     }
 
     /**
@@ -100,6 +108,28 @@ public class AppSettingsService {
 
     /** The parsed delivery-control settings of one app, cached together. */
     private record DeliveryControls(NotificationDefaults defaults, FrequencyCap cap) {
+    }
+
+    /**
+     * The settings that decide when recipients become due (quiet hours, throttle, the default zone),
+     * read fresh (one indexed read): the fan-out reads them once per run.
+     */
+    public DeliveryTiming deliveryTiming(UUID appId) {
+        return timing(repository.find(appId));
+    }
+
+    private static DeliveryTiming timing(AppSettingsRepository.Row row) {
+        JsonNode q = row.settings().path("quiet_hours");
+        DeliveryTiming.QuietHours quiet = q.isObject()
+                ? new DeliveryTiming.QuietHours(WallClockTimes.parse(q.path("start").stringValue()),
+                        WallClockTimes.parse(q.path("end").stringValue()))
+                : null;
+        JsonNode t = row.settings().path("throttle_per_minute");
+        return new DeliveryTiming(zone(row.timezone()), quiet, t.isIntegralNumber() ? t.intValue() : null);
+    }
+
+    private static String hhmm(LocalTime time) {
+        return String.format("%02d:%02d", time.getHour(), time.getMinute());
     }
 
     public IdentityVerification identityVerification(UUID appId) {
@@ -135,6 +165,7 @@ public class AppSettingsService {
         in.nested("identity_verification").ifPresent(iv -> updateIdentity(iv, settings));
         NotificationDefaults.update(in, settings);
         FrequencyCap.update(in, settings);
+        updateTiming(in, settings);
         List<Runnable> changes = new ArrayList<>();
         for (SettingsSection<?> section : sections) {
             if (in.has(section.name())) changes.add(section.prepare(appId, in.raw().get(section.name()), in));
@@ -156,7 +187,7 @@ public class AppSettingsService {
     private void recordAudit(UUID appId, JsonInput in) {
         List<String> settingsFields = new ArrayList<>();
         List<String> credentialFields = new ArrayList<>();
-        for (String field : List.of("name", "timezone")) if (in.has(field)) settingsFields.add(field);
+        for (String field : List.of("name", "timezone", "quiet_hours", "throttle_per_minute")) if (in.has(field)) settingsFields.add(field);
         JsonNode identityBody = in.raw().get("identity_verification");
         if (identityBody != null && identityBody.isObject()) {
             identityBody.propertyNames().forEach(f -> settingsFields.add("identity_verification." + f));
@@ -175,6 +206,32 @@ public class AppSettingsService {
         if (part == null) return;
         if (part.isObject() && !part.isEmpty()) part.propertyNames().forEach(f -> target.add(field + "." + f));
         else target.add(field);
+    }
+
+    /** {@code quiet_hours} and {@code throttle_per_minute}: JSON null removes; a supplied quiet-hours object replaces the stored one whole. */
+    private static void updateTiming(JsonInput in, ObjectNode settings) {
+        if (in.has("quiet_hours")) {
+            if (in.value("quiet_hours") == null) {
+                settings.remove("quiet_hours");
+            } else {
+                in.nested("quiet_hours").ifPresent(q -> {
+                    String start = q.requiredString("start", 5);
+                    String end = q.requiredString("end", 5);
+                    if (start != null && !WallClockTimes.isValid(start)) q.reject("start", WallClockTimes.RULE);
+                    else if (end != null && !WallClockTimes.isValid(end)) q.reject("end", WallClockTimes.RULE);
+                    else if (start != null && end != null && start.equals(end)) q.reject("end", "must differ from start");
+                    else if (start != null && end != null) settings.putObject("quiet_hours").put("start", start).put("end", end);
+                });
+            }
+        }
+        if (in.has("throttle_per_minute")) {
+            if (in.value("throttle_per_minute") == null) {
+                settings.remove("throttle_per_minute");
+            } else {
+                Long perMinute = in.integer("throttle_per_minute", 1, MAX_THROTTLE_PER_MINUTE);
+                if (perMinute != null) settings.put("throttle_per_minute", perMinute.intValue());
+            }
+        }
     }
 
     private void updateIdentity(JsonInput in, ObjectNode settings) {

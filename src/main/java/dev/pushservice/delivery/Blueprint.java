@@ -23,7 +23,8 @@ import tools.jackson.databind.node.ObjectNode;
  * @param content compiled title, body, click URL and data
  * @param templateData the notification's {@code template_data}, for {@code {{ template.* }}}; may be null
  * @param ttlSeconds the notification's TTL, or null for the provider's default
- * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL), or null
+ * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL), or null;
+ *                  a recipient's own expiry ({@link DeliveryStore.Claimed#expiresAt()}) comes first
  */
 public record Blueprint(
         UUID notificationId,
@@ -50,8 +51,8 @@ public record Blueprint(
     }
 
     /**
-     * The message for {@code recipient} at {@code now}. A retry carries only the TTL left, so a
-     * provider never holds a push past the notification's expiry.
+     * The message for {@code recipient} at {@code now}. It carries only the TTL left, so a provider
+     * never holds a push past the recipient's expiry (a retry, a held or throttled recipient).
      */
     public PushMessage message(DeliveryStore.Claimed recipient, Instant now) {
         Renderer.Values values = recipient.values() == null ? Renderer.Values.NONE : recipient.values();
@@ -61,11 +62,20 @@ public record Blueprint(
         RenderedContent rendered = Renderer.render(content, values);
         return new PushMessage(appId, notificationId, recipient.deviceId(), recipient.platform(), recipient.token(),
                 rendered.title(), rendered.body(), imageUrl, rendered.clickUrl(), data(rendered.data()),
-                remainingTtl(now), collapseId, sound, badge, category, actions, contentAvailable, platformOverrides,
+                remainingTtl(now, expiresAt(recipient)), collapseId, sound, badge, category, actions, contentAvailable, platformOverrides,
                 priority, interruptionLevel);
     }
 
+    /** When {@code recipient}'s TTL runs out: its own expiry when it has one, else the notification's. */
+    public Instant expiresAt(DeliveryStore.Claimed recipient) {
+        return recipient.expiresAt() != null ? recipient.expiresAt() : expiresAt;
+    }
+
     Integer remainingTtl(Instant now) {
+        return remainingTtl(now, expiresAt);
+    }
+
+    private Integer remainingTtl(Instant now, Instant expiresAt) {
         if (ttlSeconds == null || expiresAt == null) return ttlSeconds;
         long left = Duration.between(now, expiresAt).toSeconds();
         return (int) Math.max(0, Math.min(ttlSeconds, left));

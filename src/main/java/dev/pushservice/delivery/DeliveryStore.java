@@ -70,14 +70,16 @@ public interface DeliveryStore {
      *                   {@link DeliveryReasons#DEVICE_INVALIDATED}): the claim already made it
      *                   {@code failed} with that reason; the engine records it as a rejection (which
      *                   changes nothing in the store but finishes its notification) and never sends it
+     * @param expiresAt when this recipient's TTL runs out (its own intended time plus the TTL); null:
+     *                  the notification's ({@link Blueprint#expiresAt()}), or no TTL
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
-                   String token, int attempts, Renderer.Values values, String unsendable) {
+                   String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt) {
 
         /** A recipient to send. */
         public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
                        Renderer.Values values) {
-            this(notificationId, appId, deviceId, platform, token, attempts, values, null);
+            this(notificationId, appId, deviceId, platform, token, attempts, values, null, null);
         }
 
         @Override

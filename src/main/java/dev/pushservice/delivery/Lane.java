@@ -325,7 +325,7 @@ final class Lane {
                         "rejected", DeliveryReasons.NO_PROVIDER);
                 continue;
             }
-            Instant expiresAt = blueprint.get().expiresAt();
+            Instant expiresAt = blueprint.get().expiresAt(recipient);
             Integer ttl = blueprint.get().ttlSeconds();
             if (expiresAt != null && ttl != null && ttl > 0 && !clock.instant().isBefore(expiresAt)) {
                 // its TTL ran out before this send (a slow queue, a long pause): never sent late.

@@ -81,7 +81,7 @@ class DeliveryRecipientRepository {
                                 updated_at = :now
                             from due where r.notification_id = due.notification_id and r.device_id = due.device_id
                             returning r.notification_id, r.device_id, r.app_id, r.attempts, r.external_user_id,
-                                      r.render_values::text as render_values)
+                                      r.render_values::text as render_values, r.expires_at)
                         select c.*, due.token, due.unsendable from claimed c
                         join due on due.notification_id = c.notification_id and due.device_id = c.device_id""")
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
@@ -93,6 +93,7 @@ class DeliveryRecipientRepository {
     private static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
         String unsendable = rs.getString("unsendable");
         String values = unsendable == null ? rs.getString("render_values") : null;
+        OffsetDateTime expiresAt = rs.getObject("expires_at", OffsetDateTime.class);
         Map<String, String> tags = null;
         JsonNode properties = null;
         if (values != null) {
@@ -110,7 +111,7 @@ class DeliveryRecipientRepository {
         return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
                 rs.getObject("device_id", UUID.class), platform, unsendable == null ? rs.getString("token") : null,
                 rs.getInt("attempts"), new Renderer.Values(rs.getString("external_user_id"), tags, properties, null),
-                unsendable);
+                unsendable, expiresAt == null ? null : expiresAt.toInstant());
     }
 
     /**

@@ -35,7 +35,7 @@ class NotificationRepository {
             id, app_id, name, status, priority, interruption_level, content::text as content, template_id,
             template_version, audience::text as audience, ttl, local_delivery_time, frequency_cap_override,
             scheduled_at, audience_at, created_at, queued_at, processing_at, finished_at, updated_at,
-            fanout_cursor_at, fanout_cursor_id, recipient_count, summary::text as summary, request_hash""";
+            fanout_cursor_at, fanout_cursor_id, recipient_count, summary::text as summary, request_hash, last_due_at""";
 
     private final JdbcClient jdbc;
     private final JsonMapper json;
@@ -50,7 +50,8 @@ class NotificationRepository {
                JsonNode content, UUID templateId, Integer templateVersion, JsonNode audience, Integer ttl,
                String localDeliveryTime, boolean frequencyCapOverride, Instant scheduledAt, Instant audienceAt,
                Instant createdAt, Instant queuedAt, Instant processingAt, Instant finishedAt, Instant updatedAt,
-               OffsetDateTime cursorAt, UUID cursorId, Integer recipientCount, JsonNode summary, byte[] requestHash) {
+               OffsetDateTime cursorAt, UUID cursorId, Integer recipientCount, JsonNode summary, byte[] requestHash,
+               Instant lastDueAt) {
 
         boolean terminal() {
             return NotificationService.TERMINAL.contains(status);
@@ -173,7 +174,11 @@ class NotificationRepository {
     }
 
     /** What one page of materialization did. {@code lastAt}/{@code lastId}: the cursor after it (null when nothing was selected). */
-    record PageResult(int selected, int inserted, OffsetDateTime lastAt, UUID lastId) {
+    record PageResult(int selected, int inserted, OffsetDateTime lastAt, UUID lastId, Instant lastDue) {
+
+        PageResult(int selected, int inserted, OffsetDateTime lastAt, UUID lastId) {
+            this(selected, inserted, lastAt, lastId, null);
+        }
     }
 
     /**
@@ -184,30 +189,155 @@ class NotificationRepository {
      * run with {@link FilterCompiler#WORK_MEM}, so call it inside a transaction.
      */
     PageResult insertPage(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
-                          OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now) {
+                          OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now,
+                          Instant expiresAt) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        String cursor = cursorAt == null ? ""
-                // the first condition bounds the index range, the second skips what the cursor's instant already gave
-                : " and d.created_at <= :cursor_at and (d.created_at < :cursor_at or d.id > :cursor_id)";
         String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
-        String sql = "with page as (select d.id, d.created_at, d.platform, d.user_id from devices d " + audience.joins()
-                + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"
-                + cursor + " and (" + audience.predicate() + ")"
-                + " order by d.created_at desc, d.id limit :page_size), "
+        String sql = "with page as (" + pageSql(audience, cursorAt) + "), "
                 + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
-                + " external_user_id, status, next_attempt_at, render_values, updated_at)"
-                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, 'pending', :now, "
-                + values + ", :now from page p left join users u on u.id = p.user_id"
+                + " external_user_id, status, next_attempt_at, due_at, expires_at, render_values, updated_at)"
+                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, 'pending', :now, :now,"
+                + " :expires_at, " + values + ", :now from page p left join users u on u.id = p.user_id"
                 + " on conflict (notification_id, device_id) do nothing returning 1) "
                 + "select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
                 + " l.created_at as last_at, l.id as last_id"
                 + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
         var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
                 .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
-                .params(audience.params());
+                .param("expires_at", ts(expiresAt)).params(audience.params());
         if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
         return spec.query((rs, n) -> new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
                 rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class))).single();
+    }
+
+    /**
+     * Inserts the next page as {@link #insertPage} does, each recipient with the times of its zone:
+     * {@code zones} is a JSON array of {@code z} (zone id), {@code d} (due), {@code x} (expiry, or
+     * null), {@code e} (null, or the reason it is expired at once). A recipient takes its device's
+     * zone, else its user's, else {@code fallback}. One statement. {@code lastDue}: the latest due
+     * time of a pending recipient inserted (null when none).
+     */
+    PageResult insertZoned(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
+                           OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now,
+                           String zones, ZonedTimes fallback) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "cast(null as jsonb)";
+        String pick = "case when md.z is not null then md.%1$s when mu.z is not null then mu.%1$s else :f_%1$s end";
+        String sql = "with page as (" + pageSql(audience, cursorAt) + "), "
+                + "zones as (select * from jsonb_to_recordset(cast(:zones as jsonb)) as m(z text, d timestamptz, x timestamptz, e text)), "
+                + "timed as (select p.*, u.external_user_id, " + values + " as render_values, "
+                + pick.formatted("d") + " as due, " + pick.formatted("x") + " as expires, " + pick.formatted("e") + " as gone"
+                + " from page p left join users u on u.id = p.user_id left join zones md on md.z = p.timezone"
+                + " left join zones mu on mu.z = u.timezone), "
+                + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
+                + " external_user_id, status, last_error, next_attempt_at, due_at, expires_at, render_values, updated_at)"
+                + " select :notification, t.id, :app, t.platform, t.user_id, t.external_user_id,"
+                + " case when t.gone is null then 'pending' else 'expired' end, t.gone, t.due, t.due, t.expires,"
+                + " t.render_values, :now from timed t"
+                + " on conflict (notification_id, device_id) do nothing returning due_at, status) "
+                + "select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
+                + " (select max(due_at) from ins where status = 'pending') as last_due,"
+                + " l.created_at as last_at, l.id as last_id"
+                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
+        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
+                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+                .param("zones", zones).param("f_d", ts(fallback.due())).param("f_x", ts(fallback.expiresAt()))
+                .param("f_e", fallback.expiredReason()).params(audience.params());
+        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
+        return spec.query((rs, n) -> new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
+                rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class),
+                instant(rs, "last_due"))).single();
+    }
+
+    /** One zone's times for {@link #insertZoned}: due, expiry (or null), the reason it expires at once (or null). */
+    record ZonedTimes(Instant due, Instant expiresAt, String expiredReason) {
+    }
+
+    /**
+     * The next page of the audience, in the order of {@link #insertPage}, as devices with the time
+     * zones their send time depends on (the device's, its user's). Nothing is inserted: a page whose
+     * recipients' times differ by zone is read here, timed in Java per zone, then written by
+     * {@link #insertTimed}. Call it inside a transaction (see {@link #insertPage}).
+     */
+    List<PageDevice> selectPage(UUID appId, AudienceSql audience, Instant audienceAt, OffsetDateTime cursorAt,
+                                UUID cursorId, int pageSize) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        var spec = jdbc.sql("with page as (" + pageSql(audience, cursorAt) + ") "
+                        + "select p.id, p.created_at, p.timezone as device_zone, u.timezone as user_zone from page p"
+                        + " left join users u on u.id = p.user_id order by p.created_at desc, p.id")
+                .param("app", appId).param("audience_at", ts(audienceAt)).param("page_size", pageSize)
+                .params(audience.params());
+        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
+        return spec.query((rs, n) -> new PageDevice(rs.getObject("id", UUID.class),
+                rs.getObject("created_at", OffsetDateTime.class), rs.getString("device_zone"), rs.getString("user_zone"))).list();
+    }
+
+    /** A device of a page: {@code createdAt} for the cursor, the zones its send time depends on (unchecked names). */
+    record PageDevice(UUID id, OffsetDateTime createdAt, String deviceZone, String userZone) {
+    }
+
+    /**
+     * Recipients of a page read by {@link #selectPage}, each with its own times, in one statement:
+     * {@code devices[i]} is due at {@code dueMicros[i]} (epoch microseconds) and expires at
+     * {@code expiresMicros[i]} (null: no TTL); a non-null {@code expiredReasons[i]} inserts it already
+     * {@code expired} with that reason (held past its TTL: never sent). Returns how many were inserted.
+     */
+    int insertTimed(UUID appId, UUID notificationId, List<UUID> devices, long[] dueMicros, Long[] expiresMicros,
+                    String[] expiredReasons, boolean renderValues, Instant now) {
+        if (devices.isEmpty()) return 0;
+        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
+        StringBuilder ids = new StringBuilder("{");
+        StringBuilder due = new StringBuilder("{");
+        StringBuilder expires = new StringBuilder("{");
+        StringBuilder gone = new StringBuilder("{");
+        for (int i = 0; i < devices.size(); i++) {
+            if (i > 0) {
+                ids.append(',');
+                due.append(',');
+                expires.append(',');
+                gone.append(',');
+            }
+            ids.append(devices.get(i));
+            due.append(dueMicros[i]);
+            expires.append(expiresMicros[i] == null ? "NULL" : expiresMicros[i].toString());
+            gone.append(expiredReasons[i] == null ? "NULL" : expiredReasons[i]);
+        }
+        return jdbc.sql("insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
+                        + " external_user_id, status, last_error, next_attempt_at, due_at, expires_at, render_values, updated_at)"
+                        + " select :notification, d.id, :app, d.platform, d.user_id, u.external_user_id,"
+                        + " case when v.gone is null then 'pending' else 'expired' end, v.gone,"
+                        + " to_timestamp(v.due / 1e6), to_timestamp(v.due / 1e6), to_timestamp(v.expires / 1e6), "
+                        + values + ", :now"
+                        + " from unnest(cast(:ids as uuid[]), cast(:due as bigint[]), cast(:expires as bigint[]),"
+                        + " cast(:gone as text[])) as v(id, due, expires, gone)"
+                        + " join devices d on d.id = v.id and d.app_id = :app left join users u on u.id = d.user_id"
+                        + " on conflict (notification_id, device_id) do nothing")
+                .param("notification", notificationId).param("app", appId)
+                .param("ids", ids.append('}').toString()).param("due", due.append('}').toString())
+                .param("expires", expires.append('}').toString()).param("gone", gone.append('}').toString())
+                .param("now", ts(now))
+                .update();
+    }
+
+    /** Keeps the latest due time given to a recipient of the notification (its expected completion). */
+    void extendLastDue(UUID appId, UUID id, Instant due) {
+        jdbc.sql("update notifications set last_due_at = greatest(last_due_at, :due) where app_id = :app and id = :id")
+                .param("due", ts(due)).param("app", appId).param("id", id).update();
+    }
+
+    /**
+     * The page query over {@code devices d}: up to {@code :page_size} enabled, non-invalidated
+     * devices of the app created at or before {@code :audience_at} that the audience selects, after
+     * the cursor, in the order (created_at desc, id) that {@code devices_app_created_idx} reads.
+     */
+    private static String pageSql(AudienceSql audience, OffsetDateTime cursorAt) {
+        String cursor = cursorAt == null ? ""
+                // the first condition bounds the index range, the second skips what the cursor's instant already gave
+                : " and d.created_at <= :cursor_at and (d.created_at < :cursor_at or d.id > :cursor_id)";
+        return "select d.id, d.created_at, d.platform, d.user_id, d.timezone from devices d " + audience.joins()
+                + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"
+                + cursor + " and (" + audience.predicate() + ")"
+                + " order by d.created_at desc, d.id limit :page_size";
     }
 
     void saveCursor(UUID appId, UUID id, OffsetDateTime at, UUID deviceId) {
@@ -261,18 +391,20 @@ class NotificationRepository {
 
     /** A recipient as the API shows it (never a token). */
     record Recipient(UUID deviceId, String platform, String externalUserId, String status, int attempts,
-                     String lastError, Instant updatedAt) {
+                     String lastError, Instant updatedAt, Instant dueAt, Instant expiresAt) {
     }
 
     List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
         return jdbc.sql("""
-                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at
+                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,
+                               expires_at
                         from notification_recipients where notification_id = :id and app_id = :app
                         order by device_id limit :limit offset :offset""")
                 .param("id", id).param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
                 .query((rs, n) -> new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
                         rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),
-                        rs.getString("last_error"), rs.getTimestamp("updated_at").toInstant()))
+                        rs.getString("last_error"), rs.getTimestamp("updated_at").toInstant(), instant(rs, "due_at"),
+                        instant(rs, "expires_at")))
                 .list();
     }
 
@@ -287,7 +419,7 @@ class NotificationRepository {
                 instant(rs, "processing_at"), instant(rs, "finished_at"), instant(rs, "updated_at"),
                 rs.getObject("fanout_cursor_at", OffsetDateTime.class), rs.getObject("fanout_cursor_id", UUID.class),
                 (Integer) rs.getObject("recipient_count"), summary == null ? null : json.readTree(summary),
-                rs.getBytes("request_hash"));
+                rs.getBytes("request_hash"), instant(rs, "last_due_at"));
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

@@ -4,6 +4,7 @@ import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.domain.InvalidInput;
 import dev.pushservice.platform.json.JsonInput;
+import dev.pushservice.platform.rules.WallClockTimes;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.TextRules;
@@ -102,7 +103,6 @@ record NotificationRequest(
             "interruption_level", "scheduled_at", "ttl", "collapse_id", "sound", "badge", "category", "actions",
             "content_available", "frequency_cap_override", "local_delivery_time", "platform_overrides");
 
-    private static final Pattern HH_MM = Pattern.compile("([01][0-9]|2[0-3]):[0-5][0-9]");
     private static final Pattern COLOR = Pattern.compile("#[0-9A-Fa-f]{6}");
 
     /**
@@ -134,8 +134,8 @@ record NotificationRequest(
         Boolean contentAvailable = in.bool("content_available");
         Boolean capOverride = in.bool("frequency_cap_override");
         String localTime = in.string("local_delivery_time", 5);
-        if (localTime != null && !HH_MM.matcher(localTime).matches()) {
-            in.reject("local_delivery_time", "must be a 24-hour time HH:MM, 00:00 to 23:59");
+        if (localTime != null && !WallClockTimes.isValid(localTime)) {
+            in.reject("local_delivery_time", WallClockTimes.RULE);
         }
         ObjectNode overrides = platformOverrides(in);
         // placeholder syntax of the request's own strings (the template's were checked when saved)

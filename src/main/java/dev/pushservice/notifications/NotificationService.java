@@ -385,7 +385,7 @@ public class NotificationService implements NotificationReferences {
         if (!notifications.exists(appId, id)) throw new NotFound("Notification");
         return Page.of(notifications.recipients(appId, id, page).stream()
                 .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
-                        r.attempts(), r.lastError(), r.updatedAt()))
+                        r.attempts(), r.lastError(), r.updatedAt(), r.dueAt(), r.expiresAt()))
                 .toList(), page);
     }
 
@@ -435,7 +435,7 @@ public class NotificationService implements NotificationReferences {
                 r.templateId() == null ? null : new NotificationView.TemplateRef(r.templateId(), r.templateVersion()),
                 r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.scheduledAt(), r.createdAt(),
                 r.queuedAt(), r.processingAt(), r.finishedAt(), r.updatedAt(), r.recipientCount(),
-                byStatus.get("accepted"), failed, byStatus, platforms);
+                byStatus.get("accepted"), failed, byStatus, platforms, r.terminal() ? null : r.lastDueAt());
     }
 
     private static List<NotificationView.SegmentRef> refs(JsonNode list) {

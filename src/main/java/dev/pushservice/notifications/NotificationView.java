@@ -16,6 +16,9 @@ import tools.jackson.databind.JsonNode;
  * @param failedCount recipients that did not reach a provider's acceptance: failed, invalid_token, expired
  * @param counts recipients per state
  * @param platforms per platform: recipients, accepted, failed
+ * @param expectedCompletionAt while the notification runs and its recipients' send times are spread
+ *                             (throttling, local delivery time, quiet hours): the latest send time
+ *                             given to a recipient so far (final once {@code recipientCount} is set); else null
  */
 record NotificationView(UUID notificationId, String name, String status, String priority, String interruptionLevel,
                         JsonNode target, SegmentRef targetSegment, List<SegmentRef> includedSegments, List<SegmentRef> excludedSegments,
@@ -23,7 +26,7 @@ record NotificationView(UUID notificationId, String name, String status, String 
                         boolean frequencyCapOverride, Instant scheduledAt, Instant createdAt, Instant queuedAt,
                         Instant processingAt, Instant finishedAt, Instant updatedAt, Integer recipientCount,
                         long acceptedCount, long failedCount, Map<String, Long> counts,
-                        Map<String, PlatformCounts> platforms) {
+                        Map<String, PlatformCounts> platforms, Instant expectedCompletionAt) {
 
     record SegmentRef(UUID segmentId, int version) {
     }
@@ -39,7 +42,12 @@ record NotificationView(UUID notificationId, String name, String status, String 
                    boolean idempotentReplay) {
     }
 
+    /**
+     * @param dueAt when it was due first: its send time with local delivery time, quiet hours and its
+     *              throttle slot applied (null for recipients made before these existed)
+     * @param expiresAt when its TTL runs out (its own intended send time plus the TTL), or null
+     */
     record RecipientView(UUID deviceId, String platform, String externalUserId, String status, int attempts,
-                         String lastError, Instant updatedAt) {
+                         String lastError, Instant updatedAt, Instant dueAt, Instant expiresAt) {
     }
 }

@@ -30,6 +30,10 @@
  * keyset order with a stored cursor: resumable and idempotent. The audience is the target ∩ (any
  * included segment, when given) − every excluded segment, at the versions snapshotted at creation;
  * devices' current state (enabled, tags, the filter's fields) is read when the fan-out runs.
+ * Each recipient's send time ({@code due_at}, where {@code next_attempt_at} starts) and expiry
+ * ({@code expires_at}) are decided there too: {@link dev.pushservice.notifications.SendTimes} per zone
+ * (local delivery time, quiet hours, TTL), {@link dev.pushservice.notifications.SendSlots} for the
+ * app's throttle.
  *
  * <p><b>The seam to delivery</b>: {@link dev.pushservice.notifications.DeliveryHandoff}. Fan-out
  * calls it in the transaction of each page ({@code recipientsAdded}) and once all recipients exist

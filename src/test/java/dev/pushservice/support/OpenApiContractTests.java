@@ -23,7 +23,7 @@ class OpenApiContractTests {
             + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]},\"apns\":null,\"fcm\":null,"
             + "\"webpush\":{\"vapid_public_key\":\"" + "B".repeat(87) + "\"},"
             + "\"notification_defaults\":{\"ttl\":null,\"sound\":null,\"interruption_level\":null,\"priority\":null},"
-            + "\"frequency_cap\":null}";
+            + "\"frequency_cap\":null,\"quiet_hours\":null,\"throttle_per_minute\":null}";
     private static final String DEVICE = """
             {"device_id":"%s","platform":"ios","enabled":true,"invalidated_at":null,"external_user_id":%s,
              "app_version":"1.2","device_model":null,"os_version":null,"locale":"de-DE","timezone":"Europe/Berlin",

@@ -20,6 +20,11 @@ public final class TimeZones {
     private TimeZones() {
     }
 
+    /** Every valid id (the IANA region ids {@code java.time} knows), as an unmodifiable set. */
+    public static Set<String> all() {
+        return IDS;
+    }
+
     public static boolean isValid(String zone) {
         return zone != null && zone.length() <= Limits.TIMEZONE && IDS.contains(zone);
     }

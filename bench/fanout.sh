@@ -8,7 +8,9 @@
 # mix=thirds: a third of the devices per platform. crash: kill -9 the service mid-fan-out, start it
 # again and count what every recipient ended as, and how many devices got the push twice (only those
 # in flight at the kill may). Accepted times are when the result was recorded (a few ms after the
-# provider's answer). BENCH_KEEP=1 keeps the data directory.
+# provider's answer). BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
+# service with Java Flight Recorder (profile settings) into that file; read it with
+# `jfr print --events jdk.ExecutionSample` or `jfr summary`.
 source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-100000}
 MIX=${2:-ios}
@@ -42,6 +44,7 @@ for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" 
 # shellcheck disable=SC2046
 SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 PUSH_DELIVERY_LEASE=20s
   $(cat "$PEERS/peers.env"))
+[ -n "${BENCH_JFR:-}" ] && SERVICE_ENV+=("JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=$BENCH_JFR,settings=profile,dumponexit=true")
 start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
 KEY=$(bootstrap_key "$DATA" server)
 PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"

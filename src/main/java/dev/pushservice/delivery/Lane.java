@@ -368,7 +368,7 @@ final class Lane {
     private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt) {
         switch (result) {
             case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
-                    "accepted", "accepted");
+                    DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
             case DeliveryResult.Rejected r -> {
                 String reason = r.reason().code();
                 finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid(), r.invalidatedAt()),

@@ -6,17 +6,9 @@ import dev.pushservice.delivery.DeliveryEngine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.eatthepath.pushy.apns.server.PushNotificationHandler;
-import dev.pushservice.delivery.apns.ApnsTestPeer;
-import dev.pushservice.delivery.apns.TestCertificates;
 import dev.pushservice.delivery.fcm.LocalFcmServer;
-import dev.pushservice.delivery.fcm.LocalServiceAccount;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
-import dev.pushservice.support.ApiTest;
 import dev.pushservice.support.TestApi;
-import java.net.http.HttpRequest;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.platform.auth.KeyKind;
@@ -33,60 +25,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Notifications delivered end to end: through the API, the fan-out, the delivery engine and the
  * real providers, to the three local protocol peers (Pushy's MockApnsServer over TLS, a local FCM v1
  * endpoint with its OAuth token endpoint, a Web Push receiver that decrypts what it gets).
  */
-class DeliveryTests extends ApiTest {
-
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final Duration WAIT = Duration.ofSeconds(30);
-    private static final ApnsTestPeer APNS;
-    private static final LocalFcmServer FCM;
-    private static final LocalWebPushReceiver WEB;
-    /** A push service that allows one request per connection at a time (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 1). */
-    private static final LocalWebPushReceiver WEB_ONE_STREAM;
-    private static final Path CA;
-    /** What APNs received, by device token. */
-    private static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
-
-    static {
-        try {
-            APNS = ApnsTestPeer.startAcceptingSilently();
-            APNS.answer((PushNotificationHandler) (headers, payload) -> {
-                String token = ApnsTestPeer.deviceToken(headers);
-                APNS_RECEIVED.computeIfAbsent(token, t -> java.util.Collections.synchronizedList(new ArrayList<>()))
-                        .add(JSON.readTree(payload.toString(java.nio.charset.StandardCharsets.UTF_8)));
-            });
-            CA = ApnsTestPeer.writeCa(Files.createTempDirectory("delivery-tests"));
-            FCM = new LocalFcmServer(0).start();
-            WEB = LocalWebPushReceiver.start();
-            WEB_ONE_STREAM = LocalWebPushReceiver.startAllowingStreams(1);
-        } catch (Exception e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    @DynamicPropertySource
-    static void peers(DynamicPropertyRegistry registry) {
-        APNS.pointApplicationAt(registry, CA);
-        registry.add("push.fcm.base-url", () -> FCM.baseUrl().toString());
-        registry.add("push.webpush.allow-insecure-endpoints", () -> "true");
-        registry.add("push.delivery.initial-backoff", () -> "50ms");
-        registry.add("push.delivery.max-backoff", () -> "200ms");
-        registry.add("push.notifications.fanout-page-size", () -> "500");
-    }
+class DeliveryTests extends PeerApiTest {
 
     @Autowired
     JdbcClient jdbc;
@@ -102,55 +52,6 @@ class DeliveryTests extends ApiTest {
 
     @Autowired
     dev.pushservice.devices.DeviceService devices;
-
-    // ---- helpers ---------------------------------------------------------------------------------
-
-    private void credentials(TestApp app) throws Exception {
-        LocalServiceAccount account = LocalServiceAccount.registeredWith(FCM, "delivery-" + app.appId());
-        String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
-        String body = "{\"apns\":{\"bundle_id\":\"dev.pushservice.test\",\"environment\":\"sandbox\",\"token\":{"
-                + "\"key_id\":\"LOCAL12345\",\"team_id\":\"LOCALTEAM1\",\"signing_key\":" + JSON.writeValueAsString(pem) + "}},"
-                + "\"fcm\":{\"service_account\":" + account.json(FCM.tokenUri()) + "}}";
-        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), body);
-        assertThat(r.status()).as(r.toString()).isEqualTo(200);
-    }
-
-
-    private UUID register(TestApp app, String platform, String token, String extra) {
-        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
-                "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + extra + "}");
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        return UUID.fromString(r.json().path("device_id").asString());
-    }
-
-    private String send(TestApp app, String body) {
-        HttpRequest.Builder b = api.request("/v1/notifications", app.serverKey())
-                .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
-                .POST(HttpRequest.BodyPublishers.ofString(body));
-        TestApi.Response r = api.send(b);
-        assertThat(r.status()).as(r.toString()).isEqualTo(202);
-        return r.json().path("notification_id").asString();
-    }
-
-    private JsonNode summary(TestApp app, String id) {
-        TestApi.Response r = api.get("/v1/notifications/" + id, app.serverKey());
-        assertThat(r.status()).as(r.toString()).isEqualTo(200);
-        return r.json();
-    }
-
-    private JsonNode finished(TestApp app, String id) {
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() ->
-                List.of("completed", "failed", "cancelled").contains(summary(app, id).path("status").asString()));
-        return summary(app, id);
-    }
-
-    private Map<UUID, JsonNode> recipients(TestApp app, String id) {
-        TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey());
-        assertThat(r.status()).as(r.toString()).isEqualTo(200);
-        Map<UUID, JsonNode> byDevice = new java.util.HashMap<>();
-        r.json().path("data").forEach(n -> byDevice.put(UUID.fromString(n.path("device_id").asString()), n));
-        return byDevice;
-    }
 
     // ---- tests -----------------------------------------------------------------------------------
 

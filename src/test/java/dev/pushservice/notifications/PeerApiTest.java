@@ -1,0 +1,141 @@
+package dev.pushservice.notifications;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.eatthepath.pushy.apns.server.PushNotificationHandler;
+import dev.pushservice.delivery.apns.ApnsTestPeer;
+import dev.pushservice.delivery.apns.TestCertificates;
+import dev.pushservice.delivery.fcm.LocalFcmServer;
+import dev.pushservice.delivery.fcm.LocalServiceAccount;
+import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * API tests that deliver to the three local protocol peers: Pushy's MockApnsServer over TLS (what it
+ * received is kept per device token, payloads and the {@code apns-*} headers), a local FCM v1
+ * endpoint with its OAuth token endpoint, and a Web Push receiver that decrypts what it gets. The
+ * peers are started once per test JVM and shared by every subclass, with one application
+ * configuration, so the subclasses share one application context too. Each test makes its own app
+ * ({@link #credentials} points it at the peers).
+ */
+abstract class PeerApiTest extends ApiTest {
+
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static final Duration WAIT = Duration.ofSeconds(30);
+    static final ApnsTestPeer APNS;
+    static final LocalFcmServer FCM;
+    static final LocalWebPushReceiver WEB;
+    /** A push service that allows one request per connection at a time (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 1). */
+    static final LocalWebPushReceiver WEB_ONE_STREAM;
+    static final Path CA;
+    /** The payloads APNs received, by device token. */
+    static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
+    /** The {@code apns-*} headers APNs received, by device token, in the order of {@link #APNS_RECEIVED}. */
+    static final Map<String, List<Map<String, String>>> APNS_HEADERS = new ConcurrentHashMap<>();
+
+    static {
+        try {
+            APNS = ApnsTestPeer.startAcceptingSilently();
+            APNS.answer((PushNotificationHandler) (headers, payload) -> {
+                String token = ApnsTestPeer.deviceToken(headers);
+                Map<String, String> kept = new LinkedHashMap<>();
+                headers.forEach(h -> {
+                    if (h.getKey().toString().startsWith("apns-")) kept.put(h.getKey().toString(), h.getValue().toString());
+                });
+                synchronized (APNS_RECEIVED) {
+                    APNS_RECEIVED.computeIfAbsent(token, t -> Collections.synchronizedList(new ArrayList<>()))
+                            .add(JSON.readTree(payload.toString(StandardCharsets.UTF_8)));
+                    APNS_HEADERS.computeIfAbsent(token, t -> Collections.synchronizedList(new ArrayList<>())).add(kept);
+                }
+            });
+            CA = ApnsTestPeer.writeCa(Files.createTempDirectory("peer-api-tests"));
+            FCM = new LocalFcmServer(0).start();
+            WEB = LocalWebPushReceiver.start();
+            WEB_ONE_STREAM = LocalWebPushReceiver.startAllowingStreams(1);
+        } catch (Exception e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    @DynamicPropertySource
+    static void peers(DynamicPropertyRegistry registry) {
+        APNS.pointApplicationAt(registry, CA);
+        registry.add("push.fcm.base-url", () -> FCM.baseUrl().toString());
+        registry.add("push.webpush.allow-insecure-endpoints", () -> "true");
+        registry.add("push.delivery.initial-backoff", () -> "50ms");
+        registry.add("push.delivery.max-backoff", () -> "200ms");
+        registry.add("push.notifications.fanout-page-size", () -> "500");
+    }
+
+    /** Gives {@code app} APNs (bundle {@code dev.pushservice.test}) and FCM credentials of the local peers. */
+    void credentials(TestApp app) throws Exception {
+        LocalServiceAccount account = LocalServiceAccount.registeredWith(FCM, "delivery-" + app.appId());
+        String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
+        String body = "{\"apns\":{\"bundle_id\":\"dev.pushservice.test\",\"environment\":\"sandbox\",\"token\":{"
+                + "\"key_id\":\"LOCAL12345\",\"team_id\":\"LOCALTEAM1\",\"signing_key\":" + JSON.writeValueAsString(pem) + "}},"
+                + "\"fcm\":{\"service_account\":" + account.json(FCM.tokenUri()) + "}}";
+        TestApi.Response r = api.patch("/v1/app/settings", app.serverKey(), body);
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    }
+
+    /** Registers a device; {@code extra} is more JSON members, each with a leading comma. */
+    UUID register(TestApp app, String platform, String token, String extra) {
+        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + extra + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return UUID.fromString(r.json().path("device_id").asString());
+    }
+
+    TestApi.Response create(TestApp app, String idempotencyKey, String body) {
+        return api.send(api.request("/v1/notifications", app.serverKey()).header("Content-Type", "application/json")
+                .header("Idempotency-Key", idempotencyKey).POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    /** Creates a notification (202) and returns its id. */
+    String send(TestApp app, String body) {
+        TestApi.Response r = create(app, UUID.randomUUID().toString(), body);
+        assertThat(r.status()).as(r.toString()).isEqualTo(202);
+        return r.json().path("notification_id").asString();
+    }
+
+    JsonNode summary(TestApp app, String id) {
+        TestApi.Response r = api.get("/v1/notifications/" + id, app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        return r.json();
+    }
+
+    /** Waits until the notification is terminal and returns its summary. */
+    JsonNode finished(TestApp app, String id) {
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() ->
+                List.of("completed", "failed", "cancelled").contains(summary(app, id).path("status").asString()));
+        return summary(app, id);
+    }
+
+    /** The first 100 recipient rows, by device id. */
+    Map<UUID, JsonNode> recipients(TestApp app, String id) {
+        TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey());
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        Map<UUID, JsonNode> byDevice = new HashMap<>();
+        r.json().path("data").forEach(n -> byDevice.put(UUID.fromString(n.path("device_id").asString()), n));
+        return byDevice;
+    }
+}

@@ -2,6 +2,7 @@ package dev.pushservice.delivery;
 
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.InterruptionLevel;
+import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.RenderedContent;
 import dev.pushservice.templates.Renderer;
@@ -16,7 +17,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * What every recipient of one notification is sent, before placeholders: the snapshot taken at
- * creation, with its content compiled once. {@link #message} renders it for one recipient; the
+ * creation, with its content (and each localization's) compiled once. {@link #message} chooses the
+ * recipient's localization and renders it for that recipient; the
  * per-platform presentation of {@code priority} and {@code interruptionLevel} (the spec's
  * interruption-level table) is each provider's payload builder's job. Immutable and thread-safe.
  *
@@ -25,6 +27,9 @@ import tools.jackson.databind.node.ObjectNode;
  * @param ttlSeconds the notification's TTL, or null for the provider's default
  * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL), or null;
  *                  a recipient's own expiry ({@link DeliveryStore.Claimed#expiresAt()}) comes first
+ * @param localizations the content per locale ({@link Locales#normalize normalized} keys), each already
+ *                      complete (a partial variant filled from its shorter locale and the default); empty
+ *                      when there are none
  */
 public record Blueprint(
         UUID notificationId,
@@ -42,12 +47,45 @@ public record Blueprint(
         String category,
         List<PushMessage.Action> actions,
         boolean contentAvailable,
-        ObjectNode platformOverrides) {
+        ObjectNode platformOverrides,
+        Map<String, Localized> localizations) {
 
     public Blueprint {
         if (priority == null) priority = Priority.NORMAL;
         if (interruptionLevel == null) interruptionLevel = InterruptionLevel.ACTIVE;
         actions = actions == null ? List.of() : List.copyOf(actions);
+        localizations = localizations == null ? Map.of() : Map.copyOf(localizations);
+    }
+
+    /** A blueprint without localizations: every recipient gets {@code content}. */
+    public Blueprint(UUID notificationId, UUID appId, Priority priority, InterruptionLevel interruptionLevel,
+                     CompiledContent content, JsonNode templateData, String imageUrl, Integer ttlSeconds,
+                     Instant expiresAt, String collapseId, String sound, Integer badge, String category,
+                     List<PushMessage.Action> actions, boolean contentAvailable, ObjectNode platformOverrides) {
+        this(notificationId, appId, priority, interruptionLevel, content, templateData, imageUrl, ttlSeconds, expiresAt,
+                collapseId, sound, badge, category, actions, contentAvailable, platformOverrides, Map.of());
+    }
+
+    /**
+     * The content of one localization, complete: what a recipient whose locale chose it is sent
+     * instead of the default title, body, click URL and image.
+     *
+     * @param locale the key as the request spelled it (for previews and logs)
+     */
+    public record Localized(String locale, CompiledContent content, String imageUrl) {
+    }
+
+    /**
+     * The localization {@code recipient} gets: the first of its locales' {@link Locales#lookupOrder
+     * lookup order} that the notification has, or null for the default content.
+     */
+    public Localized localizationFor(DeliveryStore.Claimed recipient) {
+        if (localizations.isEmpty() || recipient.locales().isEmpty()) return null;
+        for (String locale : Locales.lookupOrder(recipient.locales().toArray(String[]::new))) {
+            Localized found = localizations.get(locale);
+            if (found != null) return found;
+        }
+        return null;
     }
 
     /**
@@ -59,9 +97,11 @@ public record Blueprint(
         if (templateData != null && values.templateData() == null) {
             values = new Renderer.Values(values.externalUserId(), values.tags(), values.properties(), templateData);
         }
-        RenderedContent rendered = Renderer.render(content, values);
+        Localized localized = localizationFor(recipient);
+        RenderedContent rendered = Renderer.render(localized == null ? content : localized.content(), values);
         return new PushMessage(appId, notificationId, recipient.deviceId(), recipient.platform(), recipient.token(),
-                rendered.title(), rendered.body(), imageUrl, rendered.clickUrl(), data(rendered.data()),
+                rendered.title(), rendered.body(), localized == null ? imageUrl : localized.imageUrl(),
+                rendered.clickUrl(), data(rendered.data()),
                 remainingTtl(now, expiresAt(recipient)), collapseId, sound, badge, category, actions, contentAvailable, platformOverrides,
                 priority, interruptionLevel);
     }

@@ -72,14 +72,27 @@ public interface DeliveryStore {
      *                   changes nothing in the store but finishes its notification) and never sends it
      * @param expiresAt when this recipient's TTL runs out (its own intended time plus the TTL); null:
      *                  the notification's ({@link Blueprint#expiresAt()}), or no TTL
+     * @param locales the recipient's locales in preference order (the device's, then its user's; either
+     *                may be missing), frozen at fan-out when the notification has localizations, else empty
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
-                   String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt) {
+                   String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt,
+                   List<String> locales) {
+
+        public Claimed {
+            locales = locales == null ? List.of() : locales;
+        }
+
+        /** A recipient without locales: it gets the default content. */
+        public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
+                       Renderer.Values values, String unsendable, Instant expiresAt) {
+            this(notificationId, appId, deviceId, platform, token, attempts, values, unsendable, expiresAt, List.of());
+        }
 
         /** A recipient to send. */
         public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
                        Renderer.Values values) {
-            this(notificationId, appId, deviceId, platform, token, attempts, values, null, null);
+            this(notificationId, appId, deviceId, platform, token, attempts, values, null, null, List.of());
         }
 
         @Override

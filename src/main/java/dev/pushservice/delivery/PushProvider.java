@@ -24,6 +24,14 @@ public interface PushProvider extends AutoCloseable {
 
     CompletableFuture<DeliveryResult> send(PushMessage message);
 
+    /**
+     * What {@link #send} would hand to the provider for {@code message}, built by the same code, with
+     * nothing sent: the request (headers and body, the token left out) or the rejection decided
+     * before sending. Does not check the app's credentials (a preview of an app without them still
+     * shows the payload); the APNs topic comes from them when they are there. Never blocks.
+     */
+    ProviderPreview preview(PushMessage message);
+
     @Override
     default void close() {
     }

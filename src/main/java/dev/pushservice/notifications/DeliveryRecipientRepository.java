@@ -90,12 +90,14 @@ class DeliveryRecipientRepository {
                 .query((rs, n) -> claimed(rs, platform)).list();
     }
 
-    private static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
+    /** A claimed row as delivery reads it: also how a preview reads its sample recipients. */
+    static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
         String unsendable = rs.getString("unsendable");
         String values = unsendable == null ? rs.getString("render_values") : null;
         OffsetDateTime expiresAt = rs.getObject("expires_at", OffsetDateTime.class);
         Map<String, String> tags = null;
         JsonNode properties = null;
+        List<String> locales = List.of();
         if (values != null) {
             JsonNode node = JSON.readTree(values);
             JsonNode t = node.get("tags");
@@ -107,11 +109,23 @@ class DeliveryRecipientRepository {
                 }
             }
             properties = node.get("properties");
+            locales = locales(node);
         }
         return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
                 rs.getObject("device_id", UUID.class), platform, unsendable == null ? rs.getString("token") : null,
                 rs.getInt("attempts"), new Renderer.Values(rs.getString("external_user_id"), tags, properties, null),
-                unsendable, expiresAt == null ? null : expiresAt.toInstant());
+                unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales);
+    }
+
+    /** The device's locale, then its user's, as {@link NotificationRepository.RenderValues} froze them. */
+    private static List<String> locales(JsonNode values) {
+        JsonNode device = values.get(NotificationRepository.DEVICE_LOCALE);
+        JsonNode user = values.get(NotificationRepository.USER_LOCALE);
+        if (device == null && user == null) return List.of();
+        List<String> locales = new java.util.ArrayList<>(2);
+        if (device != null && device.isString()) locales.add(device.stringValue());
+        if (user != null && user.isString()) locales.add(user.stringValue());
+        return locales;
     }
 
     /**

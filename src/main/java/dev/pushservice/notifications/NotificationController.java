@@ -9,6 +9,7 @@ import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.time.Clock;
+import java.util.UUID;
 import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -18,12 +19,13 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.JsonNode;
 
 /**
  * {@code /v1/notifications}: create (202, idempotent by {@code Idempotency-Key}), list, read,
- * cancel, recipients and events. HTTP only: the body is checked field by field here
+ * cancel, recipients and events, and the preview of a creation body. HTTP only: the body is checked field by field here
  * ({@link NotificationRequest#read}), everything else is {@link NotificationService}'s.
  */
 @RestController
@@ -35,10 +37,12 @@ class NotificationController {
     private static final Pattern KEY = Pattern.compile("[\\x21-\\x7E]+");
 
     private final NotificationService notifications;
+    private final NotificationPreviews previews;
     private final Clock clock;
 
-    NotificationController(NotificationService notifications, Clock clock) {
+    NotificationController(NotificationService notifications, NotificationPreviews previews, Clock clock) {
         this.notifications = notifications;
+        this.previews = previews;
         this.clock = clock;
     }
 
@@ -57,6 +61,26 @@ class NotificationController {
         NotificationRequest request = NotificationRequest.read(in, clock.instant());
         in.check();
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(notifications.create(caller.appId(), key, request));
+    }
+
+    /**
+     * A creation body previewed: validated as creation validates it, nothing stored or sent. An
+     * {@code Idempotency-Key} header is ignored (not required, not checked, not consumed), so the very
+     * request that will create the notification can be previewed first.
+     */
+    @PostMapping("/preview")
+    @Authorize(Scope.NOTIFICATIONS_WRITE)
+    PreviewView preview(ApiPrincipal caller, @RequestParam(value = "device_id", required = false) String deviceId,
+                        @RequestBody JsonNode body) {
+        JsonInput in = JsonInput.object(body);
+        UUID device = null;
+        if (deviceId != null) {
+            device = Uuids.parse(deviceId);
+            if (device == null) in.reject("device_id", "must be a UUID");
+        }
+        NotificationRequest request = NotificationRequest.read(in, clock.instant());
+        in.check();
+        return previews.preview(caller.appId(), request, device);
     }
 
     @GetMapping

@@ -122,7 +122,7 @@ public class NotificationFanOut {
         NotificationRepository.Row row = transactions.execute(status -> start(app, id));
         if (row == null) return;
         DeliveryHandoff delivery = handoff.getIfAvailable(() -> DeliveryHandoff.NONE);
-        boolean renderValues = USER_PLACEHOLDER.matcher(json.writeValueAsString(row.content())).find();
+        NotificationRepository.RenderValues renderValues = renderValues(row.content());
         if (row.recipientCount() == null) {
             NotificationRepository.AudienceSql audience = audience(app, row.audience());
             long total = 0;
@@ -213,7 +213,7 @@ public class NotificationFanOut {
     /** One page whose recipients' times depend only on their zone (no throttle): one statement. */
     private NotificationRepository.PageResult zonedPage(NotificationRepository.Row current,
                                                         NotificationRepository.AudienceSql audience, Timing timing,
-                                                        boolean renderValues) {
+                                                        NotificationRepository.RenderValues renderValues) {
         var result = notifications.insertZoned(current.appId(), current.id(), audience, current.audienceAt(),
                 current.cursorAt(), current.cursorId(), pageSize, renderValues, clock.instant(), timing.zones(),
                 timing.fallback());
@@ -229,7 +229,7 @@ public class NotificationFanOut {
      */
     private NotificationRepository.PageResult timedPage(NotificationRepository.Row current,
                                                         NotificationRepository.AudienceSql audience, Timing timing,
-                                                        boolean renderValues) {
+                                                        NotificationRepository.RenderValues renderValues) {
         UUID app = current.appId();
         Instant now = clock.instant();
         List<NotificationRepository.PageDevice> devices = notifications.selectPage(app, audience, current.audienceAt(),
@@ -298,6 +298,13 @@ public class NotificationFanOut {
 
     private static Instant instant(long micros) {
         return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+    }
+
+    /** What each recipient of a notification with {@code content} gets frozen at fan-out. */
+    NotificationRepository.RenderValues renderValues(JsonNode content) {
+        JsonNode localizations = content.get("localizations");
+        return new NotificationRepository.RenderValues(USER_PLACEHOLDER.matcher(json.writeValueAsString(content)).find(),
+                localizations != null && !localizations.isEmpty());
     }
 
     /** Moves the notification to processing; null when there is nothing to do (cancelled, terminal, gone). */

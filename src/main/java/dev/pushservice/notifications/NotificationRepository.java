@@ -1,6 +1,8 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.delivery.DeliveryStore;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.segments.FilterCompiler;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -9,6 +11,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -173,6 +176,30 @@ class NotificationRepository {
                 .param("app", appId).param("ext", externalUserId).query(Boolean.class).single();
     }
 
+    /** Keys of {@code render_values} holding the recipient's locales (see {@link RenderValues}). */
+    static final String DEVICE_LOCALE = "device_locale";
+    static final String USER_LOCALE = "user_locale";
+
+    /**
+     * What a recipient's {@code render_values} freezes at fan-out, so that delivery renders it
+     * without reading users or devices again: the user's {@code tags} and {@code properties} when the
+     * content has placeholders that read them, the device's and the user's locale when it has
+     * localizations; nothing (null) when it needs neither.
+     */
+    record RenderValues(boolean userValues, boolean locales) {
+
+        static final RenderValues NONE = new RenderValues(false, false);
+
+        /** The SQL expression (jsonb) over the device row aliased {@code device} (with {@code locale}) and its user {@code u} (left joined). */
+        String sql(String device) {
+            if (!userValues && !locales) return "cast(null as jsonb)";
+            List<String> pairs = new ArrayList<>();
+            if (userValues) pairs.add("'tags', u.tags, 'properties', u.properties");
+            if (locales) pairs.add("'" + DEVICE_LOCALE + "', " + device + ".locale, '" + USER_LOCALE + "', u.locale");
+            return "jsonb_build_object(" + String.join(", ", pairs) + ")";
+        }
+    }
+
     /** What one page of materialization did. {@code lastAt}/{@code lastId}: the cursor after it (null when nothing was selected). */
     record PageResult(int selected, int inserted, OffsetDateTime lastAt, UUID lastId, Instant lastDue) {
 
@@ -189,10 +216,10 @@ class NotificationRepository {
      * run with {@link FilterCompiler#WORK_MEM}, so call it inside a transaction.
      */
     PageResult insertPage(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
-                          OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now,
+                          OffsetDateTime cursorAt, UUID cursorId, int pageSize, RenderValues renderValues, Instant now,
                           Instant expiresAt) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
+        String values = renderValues.sql("p");
         String sql = "with page as (" + pageSql(audience, cursorAt) + "), "
                 + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
                 + " external_user_id, status, next_attempt_at, due_at, expires_at, render_values, updated_at)"
@@ -218,10 +245,10 @@ class NotificationRepository {
      * time of a pending recipient inserted (null when none).
      */
     PageResult insertZoned(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
-                           OffsetDateTime cursorAt, UUID cursorId, int pageSize, boolean renderValues, Instant now,
+                           OffsetDateTime cursorAt, UUID cursorId, int pageSize, RenderValues renderValues, Instant now,
                            String zones, ZonedTimes fallback) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "cast(null as jsonb)";
+        String values = renderValues.sql("p");
         String pick = "case when md.z is not null then md.%1$s when mu.z is not null then mu.%1$s else :f_%1$s end";
         String sql = "with page as (" + pageSql(audience, cursorAt) + "), "
                 + "zones as (select * from jsonb_to_recordset(cast(:zones as jsonb)) as m(z text, d timestamptz, x timestamptz, e text)), "
@@ -283,9 +310,9 @@ class NotificationRepository {
      * {@code expired} with that reason (held past its TTL: never sent). Returns how many were inserted.
      */
     int insertTimed(UUID appId, UUID notificationId, List<UUID> devices, long[] dueMicros, Long[] expiresMicros,
-                    String[] expiredReasons, boolean renderValues, Instant now) {
+                    String[] expiredReasons, RenderValues renderValues, Instant now) {
         if (devices.isEmpty()) return 0;
-        String values = renderValues ? "jsonb_build_object('tags', u.tags, 'properties', u.properties)" : "null";
+        String values = renderValues.sql("d");
         StringBuilder ids = new StringBuilder("{");
         StringBuilder due = new StringBuilder("{");
         StringBuilder expires = new StringBuilder("{");
@@ -334,10 +361,64 @@ class NotificationRepository {
         String cursor = cursorAt == null ? ""
                 // the first condition bounds the index range, the second skips what the cursor's instant already gave
                 : " and d.created_at <= :cursor_at and (d.created_at < :cursor_at or d.id > :cursor_id)";
-        return "select d.id, d.created_at, d.platform, d.user_id, d.timezone from devices d " + audience.joins()
+        return "select d.id, d.created_at, d.platform, d.user_id, d.timezone, d.locale from devices d " + audience.joins()
                 + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"
                 + cursor + " and (" + audience.predicate() + ")"
                 + " order by d.created_at desc, d.id limit :page_size";
+    }
+
+    /**
+     * How many devices of the app the audience selects now, per platform: the fan-out's selection
+     * (enabled, not invalidated, the same compiled SQL) counted in one statement. Call inside a
+     * transaction (the compiled filters run with {@link FilterCompiler#WORK_MEM}).
+     */
+    Map<String, Long> audienceCounts(UUID appId, AudienceSql audience) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        Map<String, Long> counts = new java.util.LinkedHashMap<>();
+        jdbc.sql("select d.platform, count(*) as n from devices d " + audience.joins()
+                        + " where d.app_id = :app and d.enabled and d.invalidated_at is null and (" + audience.predicate() + ")"
+                        + " group by d.platform")
+                .param("app", appId).params(audience.params())
+                .query((rs, n) -> counts.put(rs.getString("platform"), rs.getLong("n"))).list();
+        return counts;
+    }
+
+    /**
+     * A sample recipient per platform: the first device of each platform in the fan-out's order
+     * that the audience selects, read as delivery reads a claimed recipient (token, external user id,
+     * the render values the fan-out would freeze). One statement, an index-ordered {@code limit 1}
+     * per platform. Call inside a transaction.
+     */
+    List<DeliveryStore.Claimed> sampleRecipients(UUID appId, AudienceSql audience, RenderValues values) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        return jdbc.sql("select null::uuid as notification_id, :app as app_id, p.id as device_id, 0 as attempts, null::text as unsendable,"
+                        + " p.platform, p.token, u.external_user_id, (" + values.sql("p") + ")::text as render_values"
+                        + " from (values ('ios'), ('android'), ('web')) pl(platform) cross join lateral"
+                        + " (select d.id, d.platform, d.token, d.user_id, d.locale from devices d " + audience.joins()
+                        + " where d.app_id = :app and d.platform = pl.platform and d.enabled and d.invalidated_at is null"
+                        + " and (" + audience.predicate() + ") order by d.created_at desc, d.id limit 1) p"
+                        + " left join users u on u.id = p.user_id order by p.platform")
+                .param("app", appId).params(audience.params())
+                .query((rs, n) -> DeliveryRecipientRepository.claimed(rs, Platform.fromValue(rs.getString("platform")).orElseThrow()))
+                .list();
+    }
+
+    /** A device of the app read as a sample recipient, and whether the audience selects it; empty when unknown. */
+    Optional<Sample> sampleDevice(UUID appId, UUID deviceId, AudienceSql audience, RenderValues values) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        return jdbc.sql("select null::uuid as notification_id, p.app_id, p.id as device_id, 0 as attempts, null::text as unsendable,"
+                        + " p.platform, p.token, u.external_user_id, (" + values.sql("p") + ")::text as render_values,"
+                        + " exists (select 1 from devices d " + audience.joins() + " where d.app_id = :app and d.id = p.id"
+                        + " and d.enabled and d.invalidated_at is null and (" + audience.predicate() + ")) as in_audience"
+                        + " from devices p left join users u on u.id = p.user_id where p.app_id = :app and p.id = :device")
+                .param("app", appId).param("device", deviceId).params(audience.params())
+                .query((rs, n) -> new Sample(DeliveryRecipientRepository.claimed(rs, Platform.fromValue(rs.getString("platform")).orElseThrow()),
+                        rs.getBoolean("in_audience")))
+                .optional();
+    }
+
+    /** A device to preview, and whether the notification's audience would reach it. */
+    record Sample(DeliveryStore.Claimed recipient, boolean inAudience) {
     }
 
     void saveCursor(UUID appId, UUID id, OffsetDateTime at, UUID deviceId) {

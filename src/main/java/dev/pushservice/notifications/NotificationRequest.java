@@ -1,5 +1,6 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.delivery.PlatformOverrides;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.domain.InvalidInput;
@@ -103,7 +104,6 @@ record NotificationRequest(
             "interruption_level", "scheduled_at", "ttl", "collapse_id", "sound", "badge", "category", "actions",
             "content_available", "frequency_cap_override", "local_delivery_time", "platform_overrides");
 
-    private static final Pattern COLOR = Pattern.compile("#[0-9A-Fa-f]{6}");
 
     /**
      * Reads the body with every rule that needs no database. Problems are recorded on {@code in};
@@ -137,7 +137,7 @@ record NotificationRequest(
         if (localTime != null && !WallClockTimes.isValid(localTime)) {
             in.reject("local_delivery_time", WallClockTimes.RULE);
         }
-        ObjectNode overrides = platformOverrides(in);
+        ObjectNode overrides = PlatformOverrides.read(in);
         // placeholder syntax of the request's own strings (the template's were checked when saved)
         CompiledContent.compile(new TemplateContent(title, body, clickUrl, data, null), in::reject);
         return new NotificationRequest(name, title, body, imageUrl, clickUrl, data, localizations, templateId,
@@ -368,11 +368,18 @@ record NotificationRequest(
             return null;
         }
         ObjectNode out = JsonNodeFactory.instance.objectNode();
+        Map<String, String> normalized = new java.util.HashMap<>();
         for (Map.Entry<String, JsonNode> e : node.properties()) {
             String locale = e.getKey();
             if (locale.length() > NotificationLimits.LOCALE || !Locales.isValid(locale)) {
                 in.reject("localizations", "keys must be locales such as en, en-US or pt_BR (at most "
                         + NotificationLimits.LOCALE + " characters); '" + abbreviate(locale) + "' is not one");
+                continue;
+            }
+            String same = normalized.putIfAbsent(Locales.normalize(locale), locale);
+            if (same != null) {
+                // matching ignores case and '-' versus '_': two such keys would make the choice arbitrary
+                in.reject("localizations", "'" + same + "' and '" + locale + "' are the same locale; keep one");
                 continue;
             }
             String at = "localizations." + locale;
@@ -414,92 +421,6 @@ record NotificationRequest(
 
     private static String abbreviate(String s) {
         return s.length() <= 40 ? s : s.substring(0, 40) + "…";
-    }
-
-    /** The shape of {@code platform_overrides}: per platform, the keys allowed and their kind. */
-    private enum Kind { STRING, URL, BOOLEAN, BADGE, SCORE, COLOR, ANDROID_PRIORITY }
-
-    private record Key(Kind kind, int max) {
-    }
-
-    static final Map<String, Map<String, Key>> OVERRIDES = Map.of(
-            "ios", Map.of(
-                    "subtitle", new Key(Kind.STRING, NotificationLimits.TITLE),
-                    "sound", new Key(Kind.STRING, NotificationLimits.SOUND),
-                    "category", new Key(Kind.STRING, NotificationLimits.CATEGORY),
-                    "thread_id", new Key(Kind.STRING, 64),
-                    "target_content_id", new Key(Kind.STRING, 256),
-                    "badge", new Key(Kind.BADGE, 0),
-                    "relevance_score", new Key(Kind.SCORE, 0),
-                    "mutable_content", new Key(Kind.BOOLEAN, 0)),
-            "android", Map.of(
-                    "priority", new Key(Kind.ANDROID_PRIORITY, 0),
-                    "collapse_key", new Key(Kind.STRING, NotificationLimits.COLLAPSE_ID),
-                    "restricted_package_name", new Key(Kind.STRING, 255),
-                    "direct_boot_ok", new Key(Kind.BOOLEAN, 0),
-                    "click_action", new Key(Kind.STRING, NotificationLimits.CATEGORY),
-                    "sound", new Key(Kind.STRING, NotificationLimits.SOUND),
-                    "tag", new Key(Kind.STRING, 64),
-                    "color", new Key(Kind.COLOR, 0),
-                    "icon", new Key(Kind.STRING, 100)),
-            "web", Map.of(
-                    "icon", new Key(Kind.URL, NotificationLimits.URL),
-                    "badge", new Key(Kind.URL, NotificationLimits.URL),
-                    "require_interaction", new Key(Kind.BOOLEAN, 0),
-                    "renotify", new Key(Kind.BOOLEAN, 0),
-                    "silent", new Key(Kind.BOOLEAN, 0),
-                    "tag", new Key(Kind.STRING, 64)));
-
-    private static ObjectNode platformOverrides(JsonInput in) {
-        JsonNode node = in.value("platform_overrides");
-        if (node == null) return null;
-        if (!node.isObject()) {
-            in.reject("platform_overrides", "must be an object with ios, android and/or web");
-            return null;
-        }
-        ObjectNode out = JsonNodeFactory.instance.objectNode();
-        for (Map.Entry<String, JsonNode> e : node.properties()) {
-            Map<String, Key> keys = OVERRIDES.get(e.getKey());
-            if (keys == null) {
-                in.reject("platform_overrides", "keys must be ios, android or web; '" + abbreviate(e.getKey()) + "' is not one");
-                continue;
-            }
-            String at = "platform_overrides." + e.getKey();
-            if (e.getValue().isNull()) continue;
-            if (!e.getValue().isObject()) {
-                in.reject(at, "must be an object");
-                continue;
-            }
-            ObjectNode platform = out.putObject(e.getKey());
-            for (Map.Entry<String, JsonNode> f : e.getValue().properties()) {
-                String where = at + "." + f.getKey();
-                Key key = keys.get(f.getKey());
-                if (key == null) {
-                    in.reject(at, "'" + abbreviate(f.getKey()) + "' is not an override; allowed: "
-                            + String.join(", ", new java.util.TreeSet<>(keys.keySet())));
-                    continue;
-                }
-                JsonNode v = f.getValue();
-                if (v.isNull()) continue;
-                String problem = switch (key.kind()) {
-                    case STRING, URL -> !v.isString() ? "must be a string"
-                            : v.stringValue().isEmpty() || v.stringValue().length() > key.max()
-                            ? "must be 1 to " + key.max() + " characters" : null;
-                    case BOOLEAN -> v.isBoolean() ? null : "must be true or false";
-                    case BADGE -> v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 ? null
-                            : "must be an integer from 0 to " + Integer.MAX_VALUE;
-                    case SCORE -> v.isNumber() && v.doubleValue() >= 0 && v.doubleValue() <= 1 ? null
-                            : "must be a number from 0 to 1";
-                    case COLOR -> v.isString() && COLOR.matcher(v.stringValue()).matches() ? null
-                            : "must be a colour #RRGGBB";
-                    case ANDROID_PRIORITY -> v.isString() && Set.of("high", "normal").contains(v.stringValue()) ? null
-                            : "must be high or normal";
-                };
-                if (problem != null) in.reject(where, problem);
-                else platform.set(f.getKey(), v);
-            }
-        }
-        return out;
     }
 
     /** SHA-256 of the canonical form of the body's known fields: keys sorted, nulls dropped. */

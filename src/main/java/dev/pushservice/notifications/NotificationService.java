@@ -110,7 +110,50 @@ public class NotificationService implements NotificationReferences {
         if (existing.isPresent()) return replay(existing.get(), request);
 
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
-        List<Violation> problems = new ArrayList<>();
+        Prepared prepared = prepare(appId, request, List.of());
+        TemplateSnapshot template = prepared.template();
+        String level = prepared.interruptionLevel();
+        String priority = prepared.priority();
+        ObjectNode content = prepared.content();
+        ObjectNode audience = prepared.audience();
+        NotificationRequest.Target target = request.target();
+        boolean scheduled = request.scheduledAt() != null && request.scheduledAt().isAfter(now);
+        String status = scheduled ? DRAFT : QUEUED;
+        UUID id = UUID.randomUUID();
+        var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
+                status, priority, level, content, template == null ? null : template.templateId(),
+                template == null ? null : template.version(), audience, prepared.ttl(), request.localDeliveryTime(),
+                request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
+                scheduled ? null : now);
+        if (!notifications.insert(row)) {
+            // a concurrent request with this key committed first: it is the original
+            return replay(notifications.findByKey(appId, idempotencyKey)
+                    .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row")), request);
+        }
+        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", status), now);
+        if (!scheduled) {
+            lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
+        }
+        // a draft gets its fan-out task when it is due (queueDueDrafts)
+        if (!scheduled) enqueueFanOut(appId, id, priority);
+        List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
+        if (template != null) fields.add("template_id");
+        if (request.scheduledAt() != null) fields.add("scheduled_at");
+        audit.record(appId, "notification.create", "notification", id, fields);
+        log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
+        return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /**
+     * A creation body checked against the app's data, as creation and preview share it: target
+     * identifiers, segments (their active versions snapshotted into the audience), the template
+     * (content resolved under the request's fields), title and body after template resolution.
+     *
+     * @param problems found by the caller beforehand (reported in the same 422)
+     * @throws InvalidInput with every problem found
+     */
+    Prepared prepare(UUID appId, NotificationRequest request, List<Violation> problems) {
+        problems = new ArrayList<>(problems);
         NotificationRequest.Target target = request.target();
         ObjectNode audience = JsonNodeFactory.instance.objectNode();
         audience.set("target", target.toJson());
@@ -154,31 +197,21 @@ public class NotificationService implements NotificationReferences {
         Integer ttl = first(request.ttl(), defaults.ttl());
         ObjectNode content = content(request, base, title, body);
         putText(content, "sound", first(request.sound(), defaults.sound()));
-        boolean scheduled = request.scheduledAt() != null && request.scheduledAt().isAfter(now);
-        String status = scheduled ? DRAFT : QUEUED;
-        UUID id = UUID.randomUUID();
-        var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
-                status, priority, level, content, template == null ? null : template.templateId(),
-                template == null ? null : template.version(), audience, ttl, request.localDeliveryTime(),
-                request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
-                scheduled ? null : now);
-        if (!notifications.insert(row)) {
-            // a concurrent request with this key committed first: it is the original
-            return replay(notifications.findByKey(appId, idempotencyKey)
-                    .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row")), request);
-        }
-        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", status), now);
-        if (!scheduled) {
-            lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
-        }
-        // a draft gets its fan-out task when it is due (queueDueDrafts)
-        if (!scheduled) enqueueFanOut(appId, id, priority);
-        List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
-        if (template != null) fields.add("template_id");
-        if (request.scheduledAt() != null) fields.add("scheduled_at");
-        audit.record(appId, "notification.create", "notification", id, fields);
-        log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
-        return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+        return new Prepared(audience, template, level, priority, ttl, content);
+    }
+
+    /**
+     * A creation body ready to store or preview, the app's notification defaults applied.
+     *
+     * @param audience the audience snapshot (target, segment versions)
+     * @param template null without {@code template_id}
+     * @param interruptionLevel resolved: request, else template, else the app's default, else {@code active}
+     * @param priority resolved: request, else the app's default, else {@code normal}
+     * @param ttl resolved: request, else the app's default; null for none
+     * @param content the content snapshot: request fields over the template's (the default sound applied)
+     */
+    record Prepared(ObjectNode audience, TemplateSnapshot template, String interruptionLevel, String priority,
+                    Integer ttl, ObjectNode content) {
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.devices.DeviceService;
 import dev.pushservice.platform.jobs.DeadLetterRepository;
+import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.Renderer;
@@ -142,15 +143,17 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     }
 
     static Blueprint blueprint(NotificationRepository.Row row) {
-        JsonNode c = row.content();
-        List<String> problems = new ArrayList<>();
-        CompiledContent compiled = CompiledContent.compile(
-                new TemplateContent(text(c, "title"), text(c, "body"), text(c, "click_url"), object(c, "data"), null),
-                (field, problem) -> problems.add(field + ": " + problem));
-        if (compiled == null) {
-            // validated at creation, so this is a bug; every recipient fails with render_failed
-            throw new IllegalStateException("stored content of notification " + row.id() + " does not compile: " + problems);
-        }
+        Instant due = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
+        return blueprint(row.id(), row.appId(), row.priority(), row.interruptionLevel(), row.content(), row.ttl(), due);
+    }
+
+    /**
+     * The blueprint of a notification with the content snapshot {@code c} (as stored), due at
+     * {@code due}: what delivery sends, and what a preview shows before anything is stored.
+     */
+    static Blueprint blueprint(UUID id, UUID appId, String priority, String interruptionLevel, JsonNode c, Integer ttl,
+                               Instant due) {
+        CompiledContent compiled = compile(id, text(c, "title"), text(c, "body"), text(c, "click_url"), object(c, "data"));
         List<PushMessage.Action> actions = new ArrayList<>();
         JsonNode a = c.get("actions");
         if (a instanceof ArrayNode array) {
@@ -158,16 +161,63 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 actions.add(new PushMessage.Action(text(action, "id"), text(action, "text"), text(action, "icon")));
             }
         }
-        Instant due = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
-        Instant expiresAt = row.ttl() == null ? null : due.plusSeconds(row.ttl());
+        Instant expiresAt = ttl == null ? null : due.plusSeconds(ttl);
         JsonNode badge = c.get("badge");
         JsonNode overrides = c.get("platform_overrides");
-        return new Blueprint(row.id(), row.appId(), lane(row.priority()),
-                InterruptionLevel.valueOf(row.interruptionLevel().toUpperCase(Locale.ROOT)), compiled,
-                c.get("template_data"), text(c, "image_url"), row.ttl(), expiresAt, text(c, "collapse_id"),
+        return new Blueprint(id, appId, lane(priority),
+                InterruptionLevel.valueOf(interruptionLevel.toUpperCase(Locale.ROOT)), compiled,
+                c.get("template_data"), text(c, "image_url"), ttl, expiresAt, text(c, "collapse_id"),
                 text(c, "sound"), badge != null && badge.isNumber() ? badge.intValue() : null, text(c, "category"),
                 actions, c.path("content_available").asBoolean(false),
-                overrides instanceof ObjectNode o ? o : null);
+                overrides instanceof ObjectNode o ? o : null, localizations(id, c));
+    }
+
+    private static CompiledContent compile(UUID id, String title, String body, String clickUrl, JsonNode data) {
+        List<String> problems = new ArrayList<>();
+        CompiledContent compiled = CompiledContent.compile(new TemplateContent(title, body, clickUrl, data, null),
+                (field, problem) -> problems.add(field + ": " + problem));
+        if (compiled == null) {
+            // validated at creation, so this is a bug; every recipient fails with render_failed
+            throw new IllegalStateException("stored content of notification " + id + " does not compile: " + problems);
+        }
+        return compiled;
+    }
+
+    /**
+     * Each localization made complete: a field it leaves out comes from the localization of a
+     * shorter form of its locale ({@code pt-BR} from {@code pt}), else from the default content.
+     * Data is not localized: every variant shares the default's.
+     */
+    private static Map<String, Blueprint.Localized> localizations(UUID id, JsonNode c) {
+        JsonNode all = c.get("localizations");
+        if (all == null || !all.isObject() || all.isEmpty()) return Map.of();
+        Map<String, JsonNode> byLocale = new LinkedHashMap<>();
+        Map<String, String> spelled = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : all.properties()) {
+            byLocale.put(Locales.normalize(e.getKey()), e.getValue());
+            spelled.put(Locales.normalize(e.getKey()), e.getKey());
+        }
+        Map<String, Blueprint.Localized> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : byLocale.entrySet()) {
+            List<JsonNode> chain = new ArrayList<>();
+            chain.add(e.getValue());
+            for (String shorter : Locales.shorterForms(e.getKey())) {
+                if (byLocale.containsKey(shorter)) chain.add(byLocale.get(shorter));
+            }
+            chain.add(c);
+            CompiledContent compiled = compile(id, first(chain, "title"), first(chain, "body"), first(chain, "click_url"),
+                    object(c, "data"));
+            out.put(e.getKey(), new Blueprint.Localized(spelled.get(e.getKey()), compiled, first(chain, "image_url")));
+        }
+        return out;
+    }
+
+    private static String first(List<JsonNode> chain, String field) {
+        for (JsonNode node : chain) {
+            String value = text(node, field);
+            if (value != null) return value;
+        }
+        return null;
     }
 
     private static String text(JsonNode node, String field) {

@@ -201,6 +201,11 @@ class LaneTests {
         volatile String holdPrefix;
 
         @Override
+        public ProviderPreview preview(PushMessage message) {
+            throw new UnsupportedOperationException("the lane tests never preview");
+        }
+
+        @Override
         public Platform platform() {
             return Platform.ANDROID;
         }

@@ -5,9 +5,9 @@ import com.eatthepath.pushy.apns.PushType;
 import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Priority;
+import dev.pushservice.delivery.ProviderPreview;
 import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
-import dev.pushservice.platform.json.JsonInput;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -39,7 +39,10 @@ import tools.jackson.databind.node.ObjectNode;
  *       and {@code actions} (iOS shows buttons only for a category the app registered, so actions are
  *       data for the app; {@code category} selects the registered set). These three win over a
  *       {@code data} key of the same name.</li>
- *   <li>{@code platform_overrides.ios} may set {@link #IOS_OVERRIDES}; unknown keys are ignored.</li>
+ *   <li>{@code platform_overrides.ios} (shape: {@link dev.pushservice.delivery.PlatformOverrides}, checked at
+ *       creation): {@code subtitle} into the alert, {@code sound}, {@code badge}, {@code category} over the
+ *       common fields, {@code thread_id}, {@code target_content_id}, {@code relevance_score}, and
+ *       {@code mutable_content} over the image's default.</li>
  * </ul>
  */
 public final class ApnsPayload {
@@ -49,14 +52,6 @@ public final class ApnsPayload {
 
     /** Expiration when a message has no TTL: 28 days, the spec's maximum {@code ttl} and FCM's default. */
     public static final int DEFAULT_TTL_SECONDS = 2_419_200;
-
-    /**
-     * The {@code platform_overrides.ios} keys: {@code subtitle}, {@code sound}, {@code category},
-     * {@code thread_id}, {@code target_content_id} (strings), {@code badge} (integer ≥ 0),
-     * {@code relevance_score} (number 0–1), {@code mutable_content} (boolean).
-     */
-    public static final java.util.Set<String> IOS_OVERRIDES = java.util.Set.of("subtitle", "sound", "category",
-            "thread_id", "target_content_id", "badge", "relevance_score", "mutable_content");
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -74,22 +69,6 @@ public final class ApnsPayload {
             super(detail, null, false, false);
             this.reason = reason;
             this.detail = detail;
-        }
-    }
-
-    /**
-     * Checks {@code platform_overrides.ios} field by field (for notification validation at the API,
-     * so that a bad override is a 422 and not a rejection per device).
-     */
-    public static void checkIosOverrides(JsonInput ios) {
-        for (String field : new String[] {"subtitle", "sound", "category", "thread_id", "target_content_id"}) {
-            ios.string(field, 1024);
-        }
-        ios.integer("badge", 0, Integer.MAX_VALUE);
-        ios.bool("mutable_content");
-        JsonNode score = ios.value("relevance_score");
-        if (score != null && (!score.isNumber() || score.doubleValue() < 0 || score.doubleValue() > 1)) {
-            ios.reject("relevance_score", "must be a number between 0 and 1");
         }
     }
 
@@ -129,6 +108,22 @@ public final class ApnsPayload {
         return new Redacted(token, topic, new String(payload, StandardCharsets.UTF_8),
                 expiration(message.ttlSeconds(), now), priority(message, background),
                 background ? PushType.BACKGROUND : PushType.ALERT, message.collapseId());
+    }
+
+    /**
+     * The request {@code notification} makes, as a preview: the {@code apns-*} headers Pushy sends
+     * for it ({@code apns-expiration} in epoch seconds, 0 for "now or never"; {@code apns-topic} only
+     * when the app has credentials) and the JSON payload; the device token is left out.
+     */
+    static ProviderPreview.Request preview(SimpleApnsPushNotification notification) {
+        Map<String, String> headers = new java.util.LinkedHashMap<>();
+        headers.put("apns-push-type", notification.getPushType().getHeaderValue());
+        headers.put("apns-priority", Integer.toString(notification.getPriority().getCode()));
+        headers.put("apns-expiration", Long.toString(notification.getExpiration() == null ? 0
+                : notification.getExpiration().getEpochSecond()));
+        if (notification.getCollapseId() != null) headers.put("apns-collapse-id", notification.getCollapseId());
+        if (!notification.getTopic().isEmpty()) headers.put("apns-topic", notification.getTopic());
+        return new ProviderPreview.Request(headers, JSON.readTree(notification.getPayload()));
     }
 
     /**

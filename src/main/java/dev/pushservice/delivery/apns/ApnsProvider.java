@@ -8,6 +8,7 @@ import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ProviderPreview;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.platform.crypto.TrustedCertificates;
@@ -141,6 +142,22 @@ public final class ApnsProvider implements PushProvider {
     @Override
     public Platform platform() {
         return Platform.IOS;
+    }
+
+    @Override
+    public ProviderPreview preview(PushMessage message) {
+        if (message.platform() != Platform.IOS) throw new IllegalArgumentException("not an iOS message: " + message);
+        String topic = "";
+        try {
+            topic = credentials.find(message.appId()).map(v -> v.credentials().bundleId()).orElse("");
+        } catch (CredentialSource.Unusable e) {
+            // the preview still shows the payload; a send would be rejected with credentials_invalid
+        }
+        try {
+            return ApnsPayload.preview(ApnsPayload.build(message, topic, clock.instant()));
+        } catch (ApnsPayload.Unsendable e) {
+            return new ProviderPreview.Refused(e.reason, e.detail);
+        }
     }
 
     @Override

@@ -1,8 +1,8 @@
 package dev.pushservice.delivery.fcm;
 
 import dev.pushservice.platform.rules.InterruptionLevel;
+import dev.pushservice.delivery.PlatformOverrides;
 import dev.pushservice.delivery.PushMessage;
-import dev.pushservice.platform.json.JsonInput;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -32,22 +32,22 @@ import tools.jackson.databind.node.ObjectNode;
  * <li>Background ({@code content_available} without title and body) → a data-only message: no
  *     {@code notification}, no {@code android.notification}.</li>
  * <li>{@code actions} are not sent: FCM notification messages have no action buttons.</li>
- * <li>{@code platform_overrides.android} may set only {@link #ANDROID_OVERRIDES}; the channel, TTL,
- *     token, content and data cannot be overridden.</li>
+ * <li>{@code platform_overrides.android} may set only {@link #ANDROID_OVERRIDES} ({@code channel_id}
+ *     replaces the interruption level's channel: the app must have created it); the TTL, token,
+ *     content and data cannot be overridden.</li>
  * </ul>
  */
 public final class FcmPayload {
 
     /**
-     * What {@code platform_overrides.android} may set, flat: {@code priority} ("high" or "normal"),
-     * {@code collapse_key}, {@code restricted_package_name}, {@code direct_boot_ok} (boolean), and for the
-     * shown notification {@code click_action}, {@code sound}, {@code tag}, {@code color} ({@code #rrggbb}),
-     * {@code icon}. Other keys are ignored.
+     * What {@code platform_overrides.android} may set ({@link PlatformOverrides}, checked at creation):
+     * {@code priority}, {@code collapse_key}, {@code restricted_package_name}, {@code direct_boot_ok} on
+     * {@code android}; {@code channel_id}, {@code click_action}, {@code sound}, {@code tag}, {@code color},
+     * {@code icon} on {@code android.notification} (not sent for a background push).
      */
-    static final Set<String> ANDROID_OVERRIDES = Set.of("priority", "collapse_key", "restricted_package_name",
-            "direct_boot_ok", "click_action", "sound", "tag", "color", "icon");
+    static final Set<String> ANDROID_OVERRIDES = PlatformOverrides.keys("android");
 
-    private static final Set<String> NOTIFICATION_OVERRIDES = Set.of("click_action", "sound", "tag", "color", "icon");
+    private static final Set<String> NOTIFICATION_OVERRIDES = Set.of("channel_id", "click_action", "sound", "tag", "color", "icon");
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private FcmPayload() {
@@ -128,27 +128,6 @@ public final class FcmPayload {
                 }
             }
         }
-    }
-
-    /**
-     * Checks {@code platform_overrides.android} as the notification API receives it, so a bad
-     * override is a 422 at creation rather than silently dropped at send time. Records errors on
-     * {@code android}; unknown keys are ignored like any unknown field.
-     */
-    public static void validateAndroidOverrides(JsonInput android) {
-        String priority = android.string("priority", 10);
-        if (priority != null && !priority.equalsIgnoreCase("high") && !priority.equalsIgnoreCase("normal")) {
-            android.reject("priority", "must be \"high\" or \"normal\"");
-        }
-        android.string("collapse_key", 64);
-        android.string("restricted_package_name", 255);
-        android.bool("direct_boot_ok");
-        android.string("click_action", 255);
-        android.string("sound", 100);
-        android.string("tag", 100);
-        android.string("icon", 255);
-        String color = android.string("color", 7);
-        if (color != null && !color.matches("#[0-9a-fA-F]{6}")) android.reject("color", "must be #rrggbb");
     }
 
     private static void putIfPresent(ObjectNode node, String field, String value) {

@@ -7,6 +7,7 @@ import com.google.auth.oauth2.ServiceAccountCredentials;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ProviderPreview;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
@@ -30,6 +31,7 @@ import java.util.concurrent.Semaphore;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Delivers Android pushes through FCM HTTP v1 ({@code POST {base}/v1/projects/{project_id}/messages:send}).
@@ -94,6 +96,25 @@ public final class FcmProvider implements PushProvider {
     @Override
     public Platform platform() {
         return Platform.ANDROID;
+    }
+
+    @Override
+    public ProviderPreview preview(PushMessage message) {
+        if (message.platform() != Platform.ANDROID) {
+            throw new IllegalArgumentException("FCM provider got a " + message.platform().value() + " message");
+        }
+        if (message.token() == null || message.token().isBlank()) {
+            return new ProviderPreview.Refused(ReasonCode.TOKEN_INVALID, "empty FCM registration token");
+        }
+        ObjectNode body;
+        try {
+            body = (ObjectNode) JSON.readTree(FcmPayload.build(message));
+        } catch (RuntimeException e) {
+            return new ProviderPreview.Refused(ReasonCode.PAYLOAD_INVALID,
+                    "the FCM message cannot be built (" + e.getClass().getSimpleName() + ")");
+        }
+        ((ObjectNode) body.get("message")).remove("token");
+        return new ProviderPreview.Request(Map.of(), body);
     }
 
     @Override

@@ -17,9 +17,10 @@ import tools.jackson.databind.node.ObjectNode;
  *  "actions": [{"action": id, "title": text, "icon": icon}]}
  * }</pre>
  *
- * The object in {@code platform_overrides.web} is merged over the top level last (e.g. {@code icon},
- * {@code badge}, {@code require_interaction}), so an app can pass anything its service worker
- * understands. iOS-only fields ({@code sound}, {@code badge} count, {@code category}) are not sent.
+ * The object in {@code platform_overrides.web} is merged over the top level last: only the keys of
+ * {@link dev.pushservice.delivery.PlatformOverrides} ({@code icon}, {@code badge},
+ * {@code require_interaction}, {@code renotify}, {@code silent}, {@code tag}), checked at creation.
+ * iOS-only fields ({@code sound}, {@code badge} count, {@code category}) are not sent.
  */
 final class WebPushPayload {
 

@@ -3,6 +3,7 @@ package dev.pushservice.delivery.webpush;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
+import dev.pushservice.delivery.ProviderPreview;
 import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
@@ -13,9 +14,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -23,6 +27,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The {@link PushProvider} for {@code web} devices: encrypts each message for its subscription
@@ -58,6 +63,7 @@ import java.util.regex.Pattern;
  */
 public final class WebPushProvider implements PushProvider {
 
+    private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]{1,32}");
     private static final int MAX_REASON_BODY = 160;
 
@@ -92,6 +98,62 @@ public final class WebPushProvider implements PushProvider {
     }
 
     @Override
+    public ProviderPreview preview(PushMessage message) {
+        if (message.platform() != Platform.WEB) {
+            throw new IllegalArgumentException("the Web Push provider got a " + message.platform().value() + " message");
+        }
+        try {
+            WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints());
+        } catch (WebPushSubscription.InvalidSubscriptionException e) {
+            return new ProviderPreview.Refused(
+                    e.refusedByPolicy() ? ReasonCode.ENDPOINT_NOT_ALLOWED : ReasonCode.TOKEN_INVALID, e.getMessage());
+        }
+        try {
+            return new ProviderPreview.Request(deliveryHeaders(message), JSON.readTree(plaintext(message)));
+        } catch (Unsendable e) {
+            return new ProviderPreview.Refused(e.reason, e.getMessage());
+        }
+    }
+
+    /** The JSON the browser decrypts, or the permanent rejection decided before encrypting it. */
+    private static byte[] plaintext(PushMessage message) throws Unsendable {
+        byte[] payload;
+        try {
+            payload = WebPushPayload.encode(message);
+        } catch (RuntimeException e) {
+            // e.g. a data value Jackson cannot write; the message never changes, so retrying cannot help
+            throw new Unsendable(ReasonCode.PAYLOAD_INVALID,
+                    "the Web Push message cannot be built (" + e.getClass().getSimpleName() + ")");
+        }
+        if (payload.length > WebPushEncryption.MAX_PLAINTEXT) {
+            throw new Unsendable(ReasonCode.PAYLOAD_TOO_LARGE, payload.length
+                    + " bytes of JSON, Web Push allows " + WebPushEncryption.MAX_PLAINTEXT);
+        }
+        return payload;
+    }
+
+    /** The headers that shape delivery: {@code ttl}, {@code urgency}, {@code topic} (when there is a collapse id), {@code content-encoding}. */
+    private Map<String, String> deliveryHeaders(PushMessage message) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("ttl", Long.toString(ttlSeconds(message)));
+        headers.put("urgency", urgency(message));
+        String topic = topic(message.collapseId());
+        if (topic != null) headers.put("topic", topic);
+        headers.put("content-encoding", "aes128gcm");
+        return headers;
+    }
+
+    /** A message that can never be sent as it is. */
+    private static final class Unsendable extends Exception {
+        final ReasonCode reason;
+
+        Unsendable(ReasonCode reason, String detail) {
+            super(detail, null, false, false);
+            this.reason = reason;
+        }
+    }
+
+    @Override
     public CompletableFuture<DeliveryResult> send(PushMessage message) {
         if (message.platform() != Platform.WEB) {
             return CompletableFuture.failedFuture(
@@ -115,27 +177,21 @@ public final class WebPushProvider implements PushProvider {
         }
         byte[] payload;
         try {
-            payload = WebPushPayload.encode(message);
-        } catch (RuntimeException e) {
-            // e.g. a data value Jackson cannot write; the message never changes, so retrying cannot help
-            return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID,
-                    "the Web Push message cannot be built (" + e.getClass().getSimpleName() + ")"));
-        }
-        if (payload.length > WebPushEncryption.MAX_PLAINTEXT) {
-            return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_TOO_LARGE, payload.length
-                    + " bytes of JSON, Web Push allows " + WebPushEncryption.MAX_PLAINTEXT));
+            payload = plaintext(message);
+        } catch (Unsendable e) {
+            return done(new DeliveryResult.Rejected(e.reason, e.getMessage()));
         }
         byte[] body = WebPushEncryption.encrypt(payload, subscription);
         String authorization = tokens.authorization(message.appId(), keys.get().version(), keys.get().credentials(),
                 subscription.origin());
 
-        String topic = topic(message.collapseId());
-        String ttl = Long.toString(ttlSeconds(message));
-        String[] headers = topic == null
-                ? new String[] {"ttl", ttl, "urgency", urgency(message), "content-encoding", "aes128gcm",
-                        "content-type", "application/octet-stream", "authorization", authorization}
-                : new String[] {"ttl", ttl, "urgency", urgency(message), "content-encoding", "aes128gcm",
-                        "content-type", "application/octet-stream", "authorization", authorization, "topic", topic};
+        List<String> headerList = new ArrayList<>(12);
+        deliveryHeaders(message).forEach((name, value) -> {
+            headerList.add(name);
+            headerList.add(value);
+        });
+        headerList.addAll(List.of("content-type", "application/octet-stream", "authorization", authorization));
+        String[] headers = headerList.toArray(String[]::new);
 
         try {
             inFlight.acquire();

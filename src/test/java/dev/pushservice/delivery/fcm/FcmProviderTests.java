@@ -198,7 +198,9 @@ class FcmProviderTests {
         assertThat(android.get("ttl").stringValue()).isEqualTo("120s");
         assertThat(android.has("title")).isFalse();
         JsonNode n = android.get("notification");
-        assertThat(n.get("channel_id").stringValue()).isEqualTo("service_passive");
+        // an app's own channel replaces the level's (the channel must exist in the app, as documented)
+        assertThat(n.get("channel_id").stringValue()).isEqualTo("my_channel");
+        assertThat(n.get("notification_priority").stringValue()).isEqualTo("PRIORITY_LOW");
         assertThat(n.get("tag").stringValue()).isEqualTo("t1");
         assertThat(n.get("color").stringValue()).isEqualTo("#ff0000");
         assertThat(n.get("click_action").stringValue()).isEqualTo("OPEN_ORDER");

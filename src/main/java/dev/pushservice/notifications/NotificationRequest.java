@@ -104,6 +104,8 @@ record NotificationRequest(
             "interruption_level", "scheduled_at", "ttl", "collapse_id", "sound", "badge", "category", "actions",
             "content_available", "frequency_cap_override", "local_delivery_time", "platform_overrides");
 
+    /** What a {@code localizations} variant may set. */
+    static final Set<String> LOCALIZED_FIELDS = Set.of("title", "body", "image_url", "click_url");
 
     /**
      * Reads the body with every rule that needs no database. Problems are recorded on {@code in};
@@ -386,6 +388,12 @@ record NotificationRequest(
             if (!e.getValue().isObject()) {
                 in.reject(at, "must be an object with title, body, image_url or click_url");
                 continue;
+            }
+            for (Map.Entry<String, JsonNode> f : e.getValue().properties()) {
+                // a misspelt field would silently send the default content to everyone of this locale
+                if (!LOCALIZED_FIELDS.contains(f.getKey())) {
+                    in.reject(at + "." + f.getKey(), "is not localizable; a variant sets title, body, image_url or click_url");
+                }
             }
             JsonInput variant = JsonInput.object(e.getValue());
             String title = text(variant, "title", NotificationLimits.TITLE);

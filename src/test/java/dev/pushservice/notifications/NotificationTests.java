@@ -582,6 +582,7 @@ class NotificationTests extends ApiTest {
                 {"{" + base + ",\"localizations\":{\"pt_BR\":{\"title\":\"a\"},\"pt-br\":{\"title\":\"b\"}}}", "localizations"},
                 {"{" + base + ",\"localizations\":{\"de\":{\"body\":\"{{ nope }}\"}}}", "localizations.de.body"},
                 {"{" + base + ",\"localizations\":{\"de\":{\"click_url\":\"\"}}}", "localizations.de.click_url"},
+                {"{" + base + ",\"localizations\":{\"de\":{\"title\":\"Hallo\",\"subtitle\":\"x\"}}}", "localizations.de.subtitle"},
                 {"{" + base + ",\"platform_overrides\":{\"android\":{\"color\":\"red\"}}}", "platform_overrides.android.color"},
                 {"{" + base + ",\"platform_overrides\":{\"web\":{\"require_interaction\":\"yes\"}}}", "platform_overrides.web.require_interaction"},
                 {"{" + base + ",\"platform_overrides\":{\"windows\":{}}}", "platform_overrides.windows"},

@@ -391,7 +391,7 @@ class NotificationRepository {
      */
     List<DeliveryStore.Claimed> sampleRecipients(UUID appId, AudienceSql audience, RenderValues values) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        return jdbc.sql("select null::uuid as notification_id, :app as app_id, p.id as device_id, 0 as attempts, null::text as unsendable,"
+        return jdbc.sql("select null::uuid as notification_id, :app as app_id, p.id as device_id, 0 as attempts, null::text as unsendable, null::timestamptz as expires_at,"
                         + " p.platform, p.token, u.external_user_id, (" + values.sql("p") + ")::text as render_values"
                         + " from (values ('ios'), ('android'), ('web')) pl(platform) cross join lateral"
                         + " (select d.id, d.platform, d.token, d.user_id, d.locale from devices d " + audience.joins()
@@ -406,7 +406,7 @@ class NotificationRepository {
     /** A device of the app read as a sample recipient, and whether the audience selects it; empty when unknown. */
     Optional<Sample> sampleDevice(UUID appId, UUID deviceId, AudienceSql audience, RenderValues values) {
         jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
-        return jdbc.sql("select null::uuid as notification_id, p.app_id, p.id as device_id, 0 as attempts, null::text as unsendable,"
+        return jdbc.sql("select null::uuid as notification_id, p.app_id, p.id as device_id, 0 as attempts, null::text as unsendable, null::timestamptz as expires_at,"
                         + " p.platform, p.token, u.external_user_id, (" + values.sql("p") + ")::text as render_values,"
                         + " exists (select 1 from devices d " + audience.joins() + " where d.app_id = :app and d.id = p.id"
                         + " and d.enabled and d.invalidated_at is null and (" + audience.predicate() + ")) as in_audience"

@@ -99,7 +99,7 @@ class FrequencyCapRepository {
                             set status = 'skipped_frequency_cap', attempts = r.attempts - 1, next_attempt_at = :now,
                                 updated_at = :now
                             from verdict v
-                            where not v.admitted and r.notification_id = v.n and r.device_id = v.d
+                            where not v.admitted and r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'
                             returning r.notification_id, r.device_id),
                         stale as (
                             delete from frequency_cap_sends f using skipped s

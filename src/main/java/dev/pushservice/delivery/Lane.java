@@ -77,8 +77,6 @@ final class Lane {
     private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
     private final AtomicInteger unrecorded = new AtomicInteger();
     private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
-    /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
-    private final long[] emptyUntil = new long[Platform.values().length];
     private volatile ExecutorService senders;
     private volatile Thread claimer;
     private volatile Thread recorder;
@@ -86,8 +84,6 @@ final class Lane {
     private volatile boolean waitingForBudget;
     private volatile boolean paused;
     private volatile boolean recorderIdle;
-    /** Set by {@link #signal()}: work was committed, so platforms found empty are looked at again. */
-    private volatile boolean workAdded;
 
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
          Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
@@ -131,11 +127,6 @@ final class Lane {
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
     void signal() {
-        workAdded = true;
-        wake();
-    }
-
-    private void wake() {
         Thread t = claimer;
         if (t != null) LockSupport.unpark(t);
     }
@@ -205,31 +196,17 @@ final class Lane {
             }
             boolean more = false;
             boolean blocked = false;
-            int blockedPlatforms = 0;
-            if (workAdded) {
-                workAdded = false;
-                java.util.Arrays.fill(emptyUntil, 0);
-            }
             try {
                 for (Platform platform : Platform.values()) {
                     Semaphore budget = budgets.get(platform);
                     int want = Math.min(budget.availablePermits(), properties.chunkSize());
                     if (want < minClaim) {
                         blocked = true;
-                        blockedPlatforms |= 1 << platform.ordinal();
                         continue;
                     }
-                    // a platform whose last claim found nothing waits for committed work or the next poll:
-                    // wake-ups for freed budget on another platform do not claim it again
-                    long until = emptyUntil[platform.ordinal()];
-                    if (until != 0 && System.nanoTime() - until < 0) continue;
                     List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
                             properties.lease());
-                    if (batch.isEmpty()) {
-                        emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
-                        continue;
-                    }
-                    emptyUntil[platform.ordinal()] = 0;
+                    if (batch.isEmpty()) continue;
                     if (!budget.tryAcquire(batch.size())) {
                         // only this thread acquires, so the permits counted above are still there
                         throw new IllegalStateException("lane budget changed under the claimer");
@@ -248,11 +225,6 @@ final class Lane {
             }
             if (more) continue;
             waitingForBudget = blocked;
-            // answers that freed budget before the flag was set did not wake this thread: look again
-            if (blocked && budgetFreed(blockedPlatforms)) {
-                waitingForBudget = false;
-                continue;
-            }
             LockSupport.parkNanos(properties.pollInterval().toNanos());
             waitingForBudget = false;
         }
@@ -280,13 +252,6 @@ final class Lane {
 
     private boolean isCancelled(UUID notificationId) {
         return cancelled.test(notificationId) || cancelledElsewhere.contains(notificationId);
-    }
-
-    private boolean budgetFreed(int platforms) {
-        for (Platform p : Platform.values()) {
-            if ((platforms & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim) return true;
-        }
-        return false;
     }
 
     private void refreshStats() {
@@ -435,7 +400,7 @@ final class Lane {
         }
         if (waitingForBudget && budgets.get(recipient.platform()).availablePermits() >= minClaim) {
             waitingForBudget = false;
-            wake();
+            signal();
         }
     }
 

@@ -81,7 +81,15 @@ final class Lane {
     private volatile Thread claimer;
     private volatile Thread recorder;
     private volatile boolean running;
-    private volatile boolean waitingForBudget;
+    /**
+     * Set by whoever wants the claimer to look again (work committed, budget freed) before it unparks
+     * the claimer; cleared by the claimer as it starts a pass. The claimer never parks while it is
+     * set, so a wake-up is never lost to the park permit being consumed by some other wait on the
+     * claimer's thread (a pooled connection, a lock inside the driver or the executor).
+     */
+    private volatile boolean wakeUp;
+    /** Platforms (bits by ordinal) whose budget the claimer waits for; the first answer that frees enough clears it. */
+    private final AtomicInteger waitingForBudget = new AtomicInteger();
     private volatile boolean paused;
     private volatile boolean recorderIdle;
 
@@ -121,12 +129,23 @@ final class Lane {
                     return t;
                 });
         running = true;
-        claimer = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").start(this::claimLoop);
-        recorder = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-recorder").start(this::recordLoop);
+        // the fields are set before the threads run: an answer that wakes the claimer (or the recorder)
+        // before start() returns must find the thread to unpark
+        Thread c = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").unstarted(this::claimLoop);
+        Thread r = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-recorder").unstarted(this::recordLoop);
+        claimer = c;
+        recorder = r;
+        c.start();
+        r.start();
     }
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
     void signal() {
+        wake();
+    }
+
+    private void wake() {
+        wakeUp = true;
         Thread t = claimer;
         if (t != null) LockSupport.unpark(t);
     }
@@ -186,22 +205,23 @@ final class Lane {
         long nextStats = 0;
         long nextCancelCheck = 0;
         while (running) {
+            wakeUp = false; // this pass sees whatever the wake-ups so far announced
             if (System.nanoTime() - nextCancelCheck >= 0) {
                 refreshCancelled();
                 nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
             }
             if (paused) {
-                LockSupport.parkNanos(properties.pollInterval().toNanos());
+                if (!wakeUp) LockSupport.parkNanos(properties.pollInterval().toNanos());
                 continue;
             }
             boolean more = false;
-            boolean blocked = false;
+            int blocked = 0;
             try {
                 for (Platform platform : Platform.values()) {
                     Semaphore budget = budgets.get(platform);
                     int want = Math.min(budget.availablePermits(), properties.chunkSize());
                     if (want < minClaim) {
-                        blocked = true;
+                        blocked |= 1 << platform.ordinal();
                         continue;
                     }
                     List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
@@ -224,10 +244,20 @@ final class Lane {
                 more = false;
             }
             if (more) continue;
-            waitingForBudget = blocked;
-            LockSupport.parkNanos(properties.pollInterval().toNanos());
-            waitingForBudget = false;
+            // Published before looking at the budgets once more: an answer that frees budget after this
+            // look sees the flag and wakes this thread; one that freed it before is seen by the look.
+            waitingForBudget.set(blocked);
+            if (!wakeUp && !budgetFreed(blocked)) LockSupport.parkNanos(properties.pollInterval().toNanos());
+            waitingForBudget.set(0);
         }
+    }
+
+    private boolean budgetFreed(int platforms) {
+        if (platforms == 0) return false;
+        for (Platform p : Platform.values()) {
+            if ((platforms & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim) return true;
+        }
+        return false;
     }
 
     /**
@@ -398,9 +428,11 @@ final class Lane {
             Thread r = recorder;
             if (r != null) LockSupport.unpark(r);
         }
-        if (waitingForBudget && budgets.get(recipient.platform()).availablePermits() >= minClaim) {
-            waitingForBudget = false;
-            signal();
+        int waiting = waitingForBudget.get();
+        if ((waiting & (1 << recipient.platform().ordinal())) != 0
+                && budgets.get(recipient.platform()).availablePermits() >= minClaim
+                && waitingForBudget.compareAndSet(waiting, 0)) {
+            wake(); // once: the answers after this one find the flag cleared until the claimer waits again
         }
     }
 

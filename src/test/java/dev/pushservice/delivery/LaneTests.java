@@ -24,6 +24,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -94,6 +95,54 @@ class LaneTests {
         await().atMost(Duration.ofSeconds(30)).until(() -> store.countOutcomes(bulk) == 2_000);
         assertThat(store.outcomes).allMatch(o -> o instanceof DeliveryStore.Accepted);
         assertThat(provider.maxConcurrent("bulk-")).isLessThanOrEqualTo(50);
+    }
+
+    /**
+     * The claimer finds a platform's budget spent, then looks at the other platforms; answers that free
+     * that budget meanwhile (here: while it waits for a connection to claim another platform) must wake
+     * it, or it sleeps a whole poll interval with work due and budget free.
+     */
+    @Test
+    void answersThatFreeBudgetWhileTheClaimerLooksElsewhereWakeIt() throws InterruptedException {
+        DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(30), Duration.ofMinutes(2), 8,
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+        UUID n = store.notification(Priority.BULK);
+        for (int i = 0; i < 20; i++) store.pending(n, Priority.BULK, "held-" + i);
+        provider.holdTokensStartingWith("held-");
+        Lane lane = lane(Priority.BULK, properties);
+        await().atMost(Duration.ofSeconds(10)).until(() -> lane.inFlight(Platform.ANDROID) == 8);
+
+        Gate gate = new Gate();
+        store.beforeClaim.put(Platform.WEB, gate::pass);
+        lane.signal(); // a pass over every platform: Android's budget is spent, Web's claim waits at the gate
+        assertThat(gate.entered.await(10, TimeUnit.SECONDS)).as("the claimer reached Web's claim").isTrue();
+        provider.answerAll(new DeliveryResult.Accepted("ok"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> lane.inFlight(Platform.ANDROID) == 0);
+        gate.open.countDown();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countOutcomes(n) == 20);
+    }
+
+    /**
+     * Work committed while the claimer is inside a claim of another platform, waiting there on
+     * something that parks its thread (a pooled connection, a lock): that wait must not swallow the
+     * wake-up, or the work waits for the next poll.
+     */
+    @Test
+    void workSignalledWhileTheClaimerWaitsInsideTheStoreIsClaimedBeforeThePoll() throws InterruptedException {
+        DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(30), Duration.ofMinutes(2), 8,
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+        UUID n = store.notification(Priority.BULK);
+        Gate gate = new Gate();
+        store.beforeClaim.put(Platform.WEB, gate::pass);
+        Lane lane = lane(Priority.BULK, properties); // its first pass over the platforms waits at Web's claim
+        assertThat(gate.entered.await(10, TimeUnit.SECONDS)).as("the claimer reached Web's claim").isTrue();
+
+        UUID late = store.pending(n, Priority.BULK, "late-1"); // Android: already looked at in this pass
+        lane.signal();
+        gate.open.countDown();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(late) instanceof DeliveryStore.Accepted);
     }
 
     @Test
@@ -188,6 +237,21 @@ class LaneTests {
     }
 
     // ---- fakes ----
+
+    /** Holds the claimer's thread where a store waits for a pooled connection: parked until opened. */
+    static final class Gate {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch open = new CountDownLatch(1);
+
+        void pass() {
+            entered.countDown();
+            try {
+                open.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
 
     /** Answers on its own thread, like a provider's Netty I/O thread; holds back what it is told to. */
     static final class ScriptedProvider implements PushProvider {
@@ -337,8 +401,19 @@ class LaneTests {
                     .filter(o -> !(o instanceof Retry)).count();
         }
 
+        final Map<Platform, AtomicInteger> claims = new ConcurrentHashMap<>();
+        /** Runs once, on the claimer's thread, before the next claim of its platform: a wait for a pooled connection. */
+        final Map<Platform, Runnable> beforeClaim = new ConcurrentHashMap<>();
+
         @Override
-        public synchronized List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+        public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+            claims.computeIfAbsent(platform, p -> new AtomicInteger()).incrementAndGet();
+            Runnable before = beforeClaim.remove(platform);
+            if (before != null) before.run();
+            return claimDue(lane, platform, limit, now, lease);
+        }
+
+        private synchronized List<Claimed> claimDue(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
             List<Claimed> claimed = new ArrayList<>();
             for (Row row : rows.values()) {
                 if (claimed.size() >= limit) break;

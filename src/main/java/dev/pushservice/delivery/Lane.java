@@ -77,6 +77,8 @@ final class Lane {
     private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
     private final AtomicInteger unrecorded = new AtomicInteger();
     private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
+    /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
+    private final long[] emptyUntil = new long[Platform.values().length];
     private volatile ExecutorService senders;
     private volatile Thread claimer;
     private volatile Thread recorder;
@@ -92,6 +94,8 @@ final class Lane {
     private final AtomicInteger waitingForBudget = new AtomicInteger();
     private volatile boolean paused;
     private volatile boolean recorderIdle;
+    /** Set by {@link #signal()}: work was committed, so platforms found empty are looked at again. */
+    private volatile boolean workAdded;
 
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
          Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
@@ -141,6 +145,7 @@ final class Lane {
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
     void signal() {
+        workAdded = true;
         wake();
     }
 
@@ -216,6 +221,10 @@ final class Lane {
             }
             boolean more = false;
             int blocked = 0;
+            if (workAdded) {
+                workAdded = false;
+                java.util.Arrays.fill(emptyUntil, 0);
+            }
             try {
                 for (Platform platform : Platform.values()) {
                     Semaphore budget = budgets.get(platform);
@@ -224,9 +233,17 @@ final class Lane {
                         blocked |= 1 << platform.ordinal();
                         continue;
                     }
+                    // a platform whose last claim found nothing waits for committed work or the next poll:
+                    // wake-ups for freed budget on another platform do not claim it again
+                    long until = emptyUntil[platform.ordinal()];
+                    if (until != 0 && System.nanoTime() - until < 0) continue;
                     List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
                             properties.lease());
-                    if (batch.isEmpty()) continue;
+                    if (batch.isEmpty()) {
+                        emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
+                        continue;
+                    }
+                    emptyUntil[platform.ordinal()] = 0;
                     if (!budget.tryAcquire(batch.size())) {
                         // only this thread acquires, so the permits counted above are still there
                         throw new IllegalStateException("lane budget changed under the claimer");

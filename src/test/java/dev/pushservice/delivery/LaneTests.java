@@ -145,6 +145,31 @@ class LaneTests {
         await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(late) instanceof DeliveryStore.Accepted);
     }
 
+    /**
+     * While one platform keeps the lane busy, every answer that frees budget wakes the claimer; a
+     * platform whose last claim found nothing is not claimed again on those wake-ups, only at the next
+     * poll or when work is committed ({@link Lane#signal()}).
+     */
+    @Test
+    void aPlatformWithNothingDueIsClaimedAgainOnlyAtThePollOrWhenWorkIsAdded() {
+        // a poll interval longer than the test: only wake-ups make progress, and none may be lost
+        DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(60), Duration.ofMinutes(2), 8,
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+        UUID n = store.notification(Priority.BULK);
+        for (int i = 0; i < 500; i++) store.pending(n, Priority.BULK, "busy-" + i);
+        Lane lane = lane(Priority.BULK, properties);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> store.countOutcomes(n) == 500);
+        int android = store.claims.get(Platform.ANDROID).get();
+        assertThat(android).as("claims of the busy platform (8 in flight: one per few answers)").isGreaterThan(50);
+        assertThat(store.claims.get(Platform.IOS).get()).as("claims of a platform with nothing due").isEqualTo(1);
+        assertThat(store.claims.get(Platform.WEB).get()).isEqualTo(1);
+
+        lane.signal();
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.claims.get(Platform.IOS).get() == 2);
+        assertThat(store.claims.get(Platform.WEB).get()).as("committed work: every platform is looked at again").isEqualTo(2);
+    }
+
     @Test
     void eachAnswerBecomesItsOutcome() {
         UUID n = store.notification(Priority.NORMAL);

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.dao.NonTransientDataAccessException;
 import org.springframework.dao.PessimisticLockingFailureException;
@@ -25,6 +26,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * write it in one transaction ({@link EventRepository#write}), commit, and only then complete the
  * futures. So an event answered 202 is committed, and the cost of a commit is shared by every event
  * that arrived while the previous batch was being written: the busier, the bigger the batches.
+ *
+ * <p>After a committed batch that held custom events with a device, publishes
+ * {@link CustomEventsCommitted} (journey executions those events started are due).
  *
  * <p>Failures: a deadlock or serialization failure retries the whole batch; a data error splits the
  * batch in halves so only the event at fault fails; anything else (database down) fails the batch.
@@ -63,6 +67,7 @@ class EventWriter implements SmartLifecycle {
 
     private final EventRepository repository;
     private final TransactionTemplate transaction;
+    private final ApplicationEventPublisher published;
     private final BlockingQueue<Pending> queue;
     private final int writers;
     private final int maxBatch;
@@ -70,7 +75,7 @@ class EventWriter implements SmartLifecycle {
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running;
 
-    EventWriter(EventRepository repository, TransactionTemplate transaction,
+    EventWriter(EventRepository repository, TransactionTemplate transaction, ApplicationEventPublisher published,
                 @Value("${push.events.writers:2}") int writers,
                 @Value("${push.events.max-batch:1000}") int maxBatch,
                 @Value("${push.events.queue-capacity:20000}") int queueCapacity,
@@ -80,6 +85,7 @@ class EventWriter implements SmartLifecycle {
         }
         this.repository = repository;
         this.transaction = transaction;
+        this.published = published;
         this.queue = new LinkedBlockingQueue<>(queueCapacity);
         this.writers = writers;
         this.maxBatch = maxBatch;
@@ -125,9 +131,13 @@ class EventWriter implements SmartLifecycle {
         for (int attempt = 1; ; attempt++) {
             try {
                 Set<UUID> refused = transaction.execute(status -> repository.write(batch.stream().map(Pending::event).toList()));
+                int custom = 0;
                 for (Pending p : batch) {
-                    p.outcome().complete(refused.contains(p.event().id()) ? Outcome.UNKNOWN_DEVICE : Outcome.STORED);
+                    boolean stored = !refused.contains(p.event().id());
+                    p.outcome().complete(stored ? Outcome.STORED : Outcome.UNKNOWN_DEVICE);
+                    if (stored && p.event().type() == EventType.CUSTOM && p.event().deviceId() != null) custom++;
                 }
+                if (custom > 0) committed(custom);
                 return;
             } catch (PessimisticLockingFailureException e) {
                 if (attempt < RETRIES) continue;
@@ -146,6 +156,16 @@ class EventWriter implements SmartLifecycle {
                 fail(batch, e);
                 return;
             }
+        }
+    }
+
+    /** Tells listeners (journeys: executions the batch started are due) after the answers went out. */
+    private void committed(int custom) {
+        try {
+            published.publishEvent(new CustomEventsCommitted(custom));
+        } catch (RuntimeException e) {
+            // the batch is committed and answered; a listener's failure only delays what it would have woken
+            log.warn("A listener of committed custom events failed", e);
         }
     }
 

@@ -16,6 +16,10 @@
  *       partial index, so waiting executions cost the claim nothing.</li>
  *   <li>{@code reentry_limit} is enforced by one upsert on {@code journey_entries} in the transaction
  *       that starts the execution, so concurrent entries for one user cannot exceed it.</li>
+ *   <li>Executions start in the transaction that makes them due: custom events through V26's statement
+ *       trigger on {@code events} (in the event batch's transaction), segment entries in the periodic
+ *       evaluation's statement ({@code JourneyEntries}); either way only for known users, and the
+ *       worker is woken after the commit.</li>
  *   <li>A paused journey's executions are not claimed; they continue when it is active again. Archiving
  *       (PATCH or DELETE) cancels its active and waiting executions and keeps them for stats.</li>
  * </ul>

@@ -105,6 +105,16 @@ public class SegmentService {
         return new SegmentVersion(segmentId, s.version(), FilterParser.parse(s.filter(), "filter"), s.filter());
     }
 
+    /**
+     * The current version of the app's segment while it is active, for work that follows a segment over
+     * time (journeys' segment entries); empty when the segment is unknown, another app's or archived.
+     */
+    public Optional<SegmentVersion> currentIfActive(UUID appId, UUID segmentId) {
+        return segments.find(appId, segmentId)
+                .filter(s -> "active".equals(s.status()))
+                .map(s -> new SegmentVersion(segmentId, s.version(), FilterParser.parse(s.filter(), "filter"), s.filter()));
+    }
+
     /** A given version of the app's segment (archived or not), e.g. the one a notification snapshotted. */
     public Optional<SegmentVersion> version(UUID appId, UUID segmentId, int version) {
         return segments.versionFilter(appId, segmentId, version)

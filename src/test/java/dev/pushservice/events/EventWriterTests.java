@@ -30,6 +30,8 @@ class EventWriterTests extends ApiTest {
     @Autowired
     TransactionTemplate transaction;
     @Autowired
+    org.springframework.context.ApplicationEventPublisher published;
+    @Autowired
     DataSource dataSource;
     @Autowired
     JdbcClient jdbc;
@@ -58,7 +60,7 @@ class EventWriterTests extends ApiTest {
     @Test
     void aFullQueueIsRefusedAndEverythingQueuedIsWrittenOnceTheDatabaseMovesAgain() throws Exception {
         UUID app = newApp().appId();
-        EventWriter writer = started(new EventWriter(repository, transaction, 1, 1000, 5, Duration.ofMillis(100)));
+        EventWriter writer = started(new EventWriter(repository, transaction, published, 1, 1000, 5, Duration.ofMillis(100)));
         List<EventWriter.Submission.Queued> queued = new ArrayList<>();
         int refused = 0;
         try (Connection blocker = dataSource.getConnection()) {
@@ -88,7 +90,7 @@ class EventWriterTests extends ApiTest {
     @Test
     void stoppingWritesEverythingAlreadyQueuedAndThenRefuses() throws Exception {
         UUID app = newApp().appId();
-        EventWriter writer = started(new EventWriter(repository, transaction, 2, 50, 10_000, Duration.ofSeconds(1)));
+        EventWriter writer = started(new EventWriter(repository, transaction, published, 2, 50, 10_000, Duration.ofSeconds(1)));
         List<EventWriter.Submission.Queued> queued = new ArrayList<>();
         for (int i = 0; i < 3_000; i++) queued.add((EventWriter.Submission.Queued) writer.submit(event(app)));
         writer.stop();

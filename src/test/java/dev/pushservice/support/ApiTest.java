@@ -66,6 +66,8 @@ public abstract class ApiTest {
         registry.add("push.webhooks.allow-insecure", () -> "true");
         // every application in the test JVM trusts the test CA for webhooks (any of them may claim a delivery)
         registry.add("push.webhooks.trusted-ca-file", WEBHOOK_CA::toString);
+        // segment-triggered journeys evaluated every second, so entry tests wait seconds, not a minute
+        registry.add("push.journeys.segment-entry-interval", () -> "1s");
     }
 
     @org.junit.jupiter.api.BeforeEach

@@ -1,0 +1,315 @@
+package dev.pushservice.journeys;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.pushservice.support.ApiTest;
+import dev.pushservice.support.TestApi;
+import dev.pushservice.support.TestClock;
+import dev.pushservice.support.TestTokens;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.jdbc.core.simple.JdbcClient;
+
+/**
+ * How executions start: custom events of known users (in the event's transaction, bounded by
+ * reentry_limit) and users entering a segment (the periodic evaluation, every second in tests).
+ * Events go in through {@code POST /v1/events}; journeys are written as rows by {@link #journey}.
+ */
+class JourneyEntryTests extends ApiTest {
+
+    @Autowired
+    JdbcClient jdbc;
+    @Autowired
+    TestClock clock;
+
+    @AfterEach
+    void resetClock() {
+        clock.reset();
+    }
+
+    /** An execution as the entry wrote it (the worker may have moved it on since: step > 0). */
+    record Execution(UUID userId, int version, String status, String nodeId, int step, Instant enteredAt, Instant dueAt) {
+    }
+
+    @Test
+    void aCustomEventOfAKnownUserStartsEveryActiveJourneyOfThatName() {
+        TestApp app = newApp();
+        UUID first = journey(app, "active", 1, "signed_up");
+        UUID second = journey(app, "active", 1, "signed_up");
+        UUID otherName = journey(app, "active", 1, "signed_up_later");
+        UUID paused = journey(app, "paused", 1, "signed_up");
+        UUID draft = journey(app, "draft", 1, "signed_up");
+        UUID archived = journey(app, "archived", 1, "signed_up");
+        TestApp otherApp = newApp();
+        UUID otherAppsJourney = journey(otherApp, "active", 1, "signed_up");
+        Device ada = device(app, "ada");
+
+        UUID event = event(app, ada.id(), "signed_up");
+
+        // no waiting: the executions committed with the event, before its 202
+        for (UUID started : List.of(first, second)) {
+            List<Execution> executions = executions(started);
+            assertThat(executions).as("journey %s", started).hasSize(1);
+            Execution e = executions.getFirst();
+            assertThat(e.userId()).isEqualTo(ada.userId());
+            assertThat(e.version()).isEqualTo(1);
+            assertThat(e.enteredAt()).isEqualTo(receivedAt(app, event));
+            assertThat(e.step() > 0 || ("hold".equals(e.nodeId()) && "active".equals(e.status())
+                    && e.enteredAt().equals(e.dueAt()))).as(e.toString()).isTrue();
+        }
+        for (UUID notStarted : List.of(otherName, paused, draft, archived, otherAppsJourney)) {
+            assertThat(executions(notStarted)).as("journey %s", notStarted).isEmpty();
+        }
+    }
+
+    @Test
+    void onlyCustomEventsOfADeviceWithAKnownUserStartExecutions() {
+        TestApp app = newApp();
+        UUID journey = journey(app, "active", 100, "paid");
+        Device anonymous = device(app, null);
+        Device ada = device(app, "ada");
+
+        event(app, anonymous.id(), "paid");
+        accepted(api.post("/v1/events", app.serverKey(), "{\"event_type\":\"custom\",\"event_name\":\"paid\"}"));
+        accepted(api.post("/v1/events", app.publicKey(),
+                "{\"event_type\":\"outcome\",\"event_name\":\"paid\",\"device_id\":\"" + ada.id() + "\"}"));
+        event(app, ada.id(), "Paid");
+        assertThat(executions(journey)).isEmpty();
+
+        event(app, ada.id(), "paid");
+        assertThat(executions(journey)).extracting(Execution::userId).containsExactly(ada.userId());
+    }
+
+    @Test
+    void reentryLimitBoundsTheExecutionsOneUserStarts() {
+        TestApp app = newApp();
+        UUID once = journey(app, "active", 1, "opened_app");
+        UUID twice = journey(app, "active", 2, "opened_app");
+        Device ada = device(app, "ada");
+        Device bob = device(app, "bob");
+        // a second device of the same user counts against the same limit
+        Device adaTablet = device(app, "ada");
+
+        event(app, ada.id(), "opened_app");
+        event(app, ada.id(), "opened_app");
+        event(app, adaTablet.id(), "opened_app");
+        event(app, bob.id(), "opened_app");
+
+        assertThat(executions(once)).extracting(Execution::userId).containsExactlyInAnyOrder(ada.userId(), bob.userId());
+        assertThat(executions(twice)).extracting(Execution::userId)
+                .containsExactlyInAnyOrder(ada.userId(), ada.userId(), bob.userId());
+    }
+
+    @Test
+    void concurrentEventsOfOneUserStayWithinTheReentryLimit() throws Exception {
+        TestApp app = newApp();
+        UUID journey = journey(app, "active", 3, "tapped");
+        UUID unlimited = journey(app, "active", 100, "tapped");
+        Device ada = device(app, "ada");
+        Device adaPhone = device(app, "ada");
+        int events = 40;
+        // concurrent requests: the writers put some in one batch (one statement asks for several entries)
+        // and some in concurrent batches (two transactions upsert the same journey_entries row)
+        try (ExecutorService pool = Executors.newFixedThreadPool(8)) {
+            List<Future<TestApi.Response>> answers = new ArrayList<>();
+            for (int i = 0; i < events; i++) {
+                String device = (i % 2 == 0 ? ada : adaPhone).id().toString();
+                answers.add(pool.submit(() -> api.post("/v1/events", app.publicKey(),
+                        "{\"event_type\":\"custom\",\"event_name\":\"tapped\",\"device_id\":\"" + device + "\"}")));
+            }
+            for (Future<TestApi.Response> answer : answers) accepted(answer.get());
+        }
+        assertThat(executions(journey)).hasSize(3);
+        assertThat(executions(unlimited)).hasSize(40);
+    }
+
+    @Test
+    void executionsKeepTheVersionCurrentWhenTheyEntered() {
+        TestApp app = newApp();
+        UUID journey = journey(app, "active", 100, "ordered");
+        Device ada = device(app, "ada");
+        event(app, ada.id(), "ordered");
+
+        newVersion(journey, 2, "again");
+        event(app, ada.id(), "ordered");
+
+        List<Execution> executions = executions(journey);
+        assertThat(executions).extracting(Execution::version).containsExactlyInAnyOrder(1, 2);
+        Execution second = executions.stream().filter(e -> e.version() == 2).findFirst().orElseThrow();
+        assertThat(second.step() > 0 || "again".equals(second.nodeId())).as(second.toString()).isTrue();
+    }
+
+    @Test
+    void usersEnteringASegmentStartOnceAndAgainAfterLeavingUpToTheLimit() {
+        TestApp app = newApp();
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"gold\",\"filter\":{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"gold\"}}");
+        assertThat(segment.status()).as(segment.toString()).isEqualTo(201);
+        UUID segmentId = UUID.fromString(segment.json().path("segment_id").asString());
+        Device ada = device(app, "ada");
+        Device bob = device(app, "bob");
+        Device cy = device(app, "cy");
+        tags(app, "ada", "gold");
+        tags(app, "bob", "silver");
+        UUID journey = segmentJourney(app, "active", 2, segmentId);
+        UUID paused = segmentJourney(app, "paused", 2, segmentId);
+
+        // already in the segment when the journey became active: ada enters at the first evaluation
+        await().atMost(Duration.ofSeconds(30)).until(() -> executions(journey).size() == 1);
+        assertThat(executions(journey).getFirst().userId()).isEqualTo(ada.userId());
+
+        // the evaluation uses the application clock
+        clock.advance(Duration.ofHours(2));
+        Instant movedTo = clock.instant();
+        tags(app, "bob", "gold");
+        await().atMost(Duration.ofSeconds(30)).until(() -> executions(journey).size() == 2);
+        Execution bobs = executions(journey).stream().filter(e -> e.userId().equals(bob.userId())).findFirst().orElseThrow();
+        assertThat(bobs.enteredAt()).isAfterOrEqualTo(movedTo.minusSeconds(1));
+
+        // ada leaves, comes back: a second entry; leaves and comes back again: the limit (2) is reached
+        for (int round = 0; round < 2; round++) {
+            tags(app, "ada", "silver");
+            await().atMost(Duration.ofSeconds(30)).until(() -> !member(journey, ada.userId()));
+            tags(app, "ada", "gold");
+            await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, ada.userId()));
+        }
+        tags(app, "cy", "gold");
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, cy.userId()));
+        assertThat(executions(journey)).extracting(Execution::userId)
+                .containsExactlyInAnyOrder(ada.userId(), ada.userId(), bob.userId(), cy.userId());
+        // staying in the segment is not a new entry
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> executions(journey).size() == 4);
+        assertThat(executions(paused)).isEmpty();
+    }
+
+    @Test
+    void aDisabledDeviceLeavesTheSegmentAndAnArchivedSegmentStartsNoOne() {
+        TestApp app = newApp();
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"gold\",\"filter\":{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"gold\"}}");
+        UUID segmentId = UUID.fromString(segment.json().path("segment_id").asString());
+        Device ada = device(app, "ada");
+        tags(app, "ada", "gold");
+        UUID journey = segmentJourney(app, "active", 100, segmentId);
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, ada.userId()));
+
+        assertThat(api.delete("/v1/devices/" + ada.id(), app.serverKey()).status()).isEqualTo(200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> !member(journey, ada.userId()));
+
+        assertThat(api.delete("/v1/segments/" + segmentId, app.serverKey()).status()).isEqualTo(200);
+        device(app, "ada");
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> !member(journey, ada.userId()));
+        assertThat(executions(journey)).hasSize(1);
+    }
+
+    // --- helpers
+
+    record Device(UUID id, UUID userId) {
+    }
+
+    Device device(TestApp app, String externalUserId) {
+        String user = externalUserId == null ? "" : ",\"external_user_id\":\"" + externalUserId + "\"";
+        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"" + user + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        UUID id = UUID.fromString(r.json().path("device_id").asString());
+        UUID userId = jdbc.sql("select user_id from devices where id = :id").param("id", id).query(UUID.class).optional().orElse(null);
+        return new Device(id, userId);
+    }
+
+    void tags(TestApp app, String user, String plan) {
+        TestApi.Response r = api.patch("/v1/users/" + user, app.serverKey(), "{\"tags\":{\"plan\":\"" + plan + "\"}}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    }
+
+    UUID event(TestApp app, UUID device, String name) {
+        TestApi.Response r = api.post("/v1/events", app.publicKey(),
+                "{\"event_type\":\"custom\",\"event_name\":\"" + name + "\",\"device_id\":\"" + device + "\"}");
+        accepted(r);
+        return UUID.fromString(r.json().path("event_id").asString());
+    }
+
+    static void accepted(TestApi.Response r) {
+        assertThat(r.status()).as(r.toString()).isEqualTo(202);
+    }
+
+    Instant receivedAt(TestApp app, UUID event) {
+        return jdbc.sql("select received_at from events where app_id = :app and id = :id")
+                .param("app", app.appId()).param("id", event)
+                .query((rs, n) -> rs.getObject(1, OffsetDateTime.class).toInstant()).single();
+    }
+
+    List<Execution> executions(UUID journey) {
+        return jdbc.sql("""
+                        select user_id, version, status, node_id, step, entered_at, due_at
+                        from journey_executions where journey_id = :journey""")
+                .param("journey", journey)
+                .query((rs, n) -> new Execution(rs.getObject(1, UUID.class), rs.getInt(2), rs.getString(3), rs.getString(4),
+                        rs.getInt(5), rs.getObject(6, OffsetDateTime.class).toInstant(),
+                        rs.getObject(7, OffsetDateTime.class) == null ? null : rs.getObject(7, OffsetDateTime.class).toInstant()))
+                .list();
+    }
+
+    boolean member(UUID journey, UUID user) {
+        return jdbc.sql("select count(*) from journey_segment_members where journey_id = :j and user_id = :u")
+                .param("j", journey).param("u", user).query(Long.class).single() > 0;
+    }
+
+    /** A journey triggered by the custom event {@code eventName}: hold (wait a day) → done (exit). */
+    UUID journey(TestApp app, String status, int reentryLimit, String eventName) {
+        return insertJourney(app, status, reentryLimit, "custom_event", eventName, null,
+                "{\"type\":\"custom_event\",\"event_name\":\"" + eventName + "\"}");
+    }
+
+    UUID segmentJourney(TestApp app, String status, int reentryLimit, UUID segmentId) {
+        return insertJourney(app, status, reentryLimit, "segment", null, segmentId,
+                "{\"type\":\"segment\",\"segment_id\":\"" + segmentId + "\"}");
+    }
+
+    private UUID insertJourney(TestApp app, String status, int reentryLimit, String triggerType, String eventName,
+                               UUID segmentId, String trigger) {
+        UUID id = UUID.randomUUID();
+        OffsetDateTime now = OffsetDateTime.now(ZoneOffset.UTC);
+        jdbc.sql("""
+                        insert into journeys (id, app_id, name, status, reentry_limit, current_version, trigger_type,
+                                              trigger_event_name, trigger_segment_id, created_at, updated_at)
+                        values (:id, :app, 'test journey', :status, :limit, 1, :type, :event, :segment, :now, :now)""")
+                .param("id", id).param("app", app.appId()).param("status", status).param("limit", reentryLimit)
+                .param("type", triggerType).param("event", eventName).param("segment", segmentId).param("now", now)
+                .update();
+        insertVersion(id, 1, "hold", trigger, status, reentryLimit);
+        return id;
+    }
+
+    /** What a PATCH does to the rows: a new version (starting at {@code start}) becomes current. */
+    private void newVersion(UUID journey, int version, String start) {
+        var row = jdbc.sql("select status, reentry_limit, trigger_event_name from journeys where id = :id")
+                .param("id", journey).query().singleRow();
+        insertVersion(journey, version, start,
+                "{\"type\":\"custom_event\",\"event_name\":\"" + row.get("trigger_event_name") + "\"}",
+                (String) row.get("status"), (Integer) row.get("reentry_limit"));
+        jdbc.sql("update journeys set current_version = :v where id = :id").param("v", version).param("id", journey).update();
+    }
+
+    private void insertVersion(UUID journey, int version, String start, String trigger, String status, int reentryLimit) {
+        String definition = "{\"trigger\":" + trigger + ",\"start\":\"" + start + "\",\"nodes\":{\"" + start
+                + "\":{\"type\":\"wait\",\"seconds\":86400,\"next\":\"done\"},\"done\":{\"type\":\"exit\"}}}";
+        jdbc.sql("""
+                        insert into journey_versions (journey_id, version, name, status, reentry_limit, definition, created_at)
+                        values (:id, :version, 'test journey', :status, :limit, :definition::jsonb, now())""")
+                .param("id", journey).param("version", version).param("status", status).param("limit", reentryLimit)
+                .param("definition", definition).update();
+    }
+}

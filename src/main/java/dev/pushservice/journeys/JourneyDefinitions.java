@@ -59,7 +59,7 @@ import tools.jackson.databind.node.ObjectNode;
  *       (≤ {@value Limits#BODY}) required; optional {@code image_url}, {@code click_url}
  *       (≤ {@value Limits#IMAGE_URL}) and {@code data} (an object of at most {@value Limits#DATA_BYTES}
  *       bytes); placeholders as in notifications.</li>
- *   <li>{@code goal}: optional {@code name} (≤ {@value Limits#JOURNEY_NODE_ID}) and optional
+ *   <li>{@code goal}: optional {@code name} (≤ {@value Limits#NAME}, as every name) and optional
  *       {@code next}.</li>
  *   <li>{@code wait_until.at} is an ISO 8601 timestamp with an offset or {@code Z}; it is stored and
  *       returned in UTC.</li>
@@ -76,7 +76,7 @@ public final class JourneyDefinitions {
     public static final long WAIT_MIN_SECONDS = Limits.WAIT_MIN.toSeconds();
     public static final long WAIT_MAX_SECONDS = Limits.WAIT_MAX.toSeconds();
     /** A goal's optional {@code name}. */
-    public static final int GOAL_NAME = Limits.JOURNEY_NODE_ID;
+    public static final int GOAL_NAME = Limits.NAME;
 
     static final String NODE_ID_RULE = "must be 1 to " + Limits.JOURNEY_NODE_ID + " letters, digits, '_' or '-'";
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9_-]{1," + Limits.JOURNEY_NODE_ID + "}");

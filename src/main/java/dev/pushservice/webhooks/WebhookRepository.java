@@ -94,6 +94,12 @@ class WebhookRepository {
                 .param("app", appId).param("id", id).query(WebhookRepository::row).optional();
     }
 
+    /** The ids among {@code ids} of the app's webhooks. */
+    java.util.Set<UUID> existing(UUID appId, java.util.Collection<UUID> ids) {
+        return java.util.Set.copyOf(jdbc.sql("select id from webhooks where app_id = :app and id = any(:ids)")
+                .param("app", appId).param("ids", ids.toArray(UUID[]::new)).query(UUID.class).list());
+    }
+
     /** Writes the editable fields; re-enabling clears the reason and the failure streak. */
     void update(UUID appId, UUID id, String url, String description, List<String> events, boolean enabled, Instant now) {
         jdbc.sql("""

@@ -113,6 +113,15 @@ public class WebhookService {
         return new WebhookView.Deletion(id, true);
     }
 
+    /**
+     * Which of {@code ids} name a webhook of the app (enabled or not): one query, for features that
+     * refer to webhooks (a journey's webhook node).
+     */
+    @Transactional(readOnly = true)
+    public java.util.Set<UUID> existing(UUID appId, java.util.Collection<UUID> ids) {
+        return ids.isEmpty() ? java.util.Set.of() : webhooks.existing(appId, ids);
+    }
+
     /** Queues a signed {@code webhook.test}, whatever the webhook subscribes to (sent once it is enabled). */
     @Transactional
     public WebhookView.Queued test(UUID appId, UUID id) {

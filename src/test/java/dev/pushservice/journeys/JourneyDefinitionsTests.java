@@ -266,7 +266,7 @@ class JourneyDefinitionsTests {
                 new Case("nodes.hook.webhook_id", "'abc'", n + "hook.webhook_id"),
                 new Case("nodes.hook.next", null, n + "hook.next"),
                 // goal
-                new Case("nodes.g.name", "'" + "g".repeat(81) + "'", n + "g.name"),
+                new Case("nodes.g.name", "'" + "g".repeat(191) + "'", n + "g.name"),
                 new Case("nodes.g.name", "5", n + "g.name"),
                 new Case("nodes.g.name", "''", n + "g.name"),
                 new Case("nodes.g.next", "'nowhere'", n + "g.next"),

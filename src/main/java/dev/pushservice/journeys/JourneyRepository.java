@@ -1,0 +1,182 @@
+package dev.pushservice.journeys;
+
+import dev.pushservice.platform.pagination.PageRequest;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/** SQL for journeys, their versions and the API's reads of executions and goals. Every statement filters by app. */
+@Repository
+class JourneyRepository {
+
+    private static final String VIEW = """
+            select j.id, j.name, j.status, j.current_version, j.reentry_limit, v.definition::text as definition,
+                   j.created_at, j.updated_at
+            from journeys j join journey_versions v on v.journey_id = j.id and v.version = j.current_version""";
+
+    /** The current state of a journey, with its current version's definition as stored. */
+    record Row(UUID id, String name, String status, int version, int reentryLimit, JsonNode definition,
+               Instant createdAt, Instant updatedAt) {
+    }
+
+    /** What the journey row holds besides its identity: the current version's values. */
+    record Current(String name, String status, int reentryLimit, JourneyTrigger trigger, JsonNode definition) {
+    }
+
+    private final JdbcClient jdbc;
+    private final JsonMapper json;
+
+    JourneyRepository(JdbcClient jdbc, JsonMapper json) {
+        this.jdbc = jdbc;
+        this.json = json;
+    }
+
+    private static OffsetDateTime at(Instant i) {
+        return i == null ? null : OffsetDateTime.ofInstant(i, ZoneOffset.UTC);
+    }
+
+    void insert(UUID appId, UUID id, Current c, Instant now) {
+        jdbc.sql("""
+                        insert into journeys (id, app_id, name, status, reentry_limit, current_version, trigger_type,
+                                              trigger_event_name, trigger_segment_id, created_at, updated_at)
+                        values (:id, :app, :name, :status, :reentry, 1, :type, :event, :segment, :now, :now)""")
+                .param("id", id).param("app", appId).param("name", c.name()).param("status", c.status())
+                .param("reentry", c.reentryLimit()).param("type", triggerType(c.trigger()))
+                .param("event", eventName(c.trigger())).param("segment", segmentId(c.trigger()))
+                .param("now", at(now)).update();
+        insertVersion(id, 1, c, now);
+    }
+
+    /** Locks the journey row for a change; empty when unknown or another app's. */
+    Optional<Row> lock(UUID appId, UUID id) {
+        Optional<UUID> locked = jdbc.sql("select id from journeys where app_id = :app and id = :id for update")
+                .param("app", appId).param("id", id).query(UUID.class).optional();
+        return locked.flatMap(x -> find(appId, id));
+    }
+
+    /**
+     * Moves a journey that is not archived to its next version with {@code c} as the current values and
+     * returns that version; empty when archived, unknown or another app's. Archiving sets archived_at.
+     */
+    Optional<Integer> bumpVersion(UUID appId, UUID id, Current c, Instant now) {
+        Optional<Integer> version = jdbc.sql("""
+                        update journeys set current_version = current_version + 1, name = :name, status = :status,
+                               reentry_limit = :reentry, trigger_type = :type, trigger_event_name = :event,
+                               trigger_segment_id = :segment, updated_at = :now,
+                               archived_at = case when :status = 'archived' then :now end
+                        where app_id = :app and id = :id and status <> 'archived'
+                        returning current_version""")
+                .param("app", appId).param("id", id).param("name", c.name()).param("status", c.status())
+                .param("reentry", c.reentryLimit()).param("type", triggerType(c.trigger()))
+                .param("event", eventName(c.trigger())).param("segment", segmentId(c.trigger()))
+                .param("now", at(now)).query(Integer.class).optional();
+        version.ifPresent(v -> insertVersion(id, v, c, now));
+        return version;
+    }
+
+    private void insertVersion(UUID id, int version, Current c, Instant now) {
+        jdbc.sql("""
+                        insert into journey_versions (journey_id, version, name, status, reentry_limit, definition, created_at)
+                        values (:id, :version, :name, :status, :reentry, cast(:definition as json), :now)""")
+                .param("id", id).param("version", version).param("name", c.name()).param("status", c.status())
+                .param("reentry", c.reentryLimit()).param("definition", json.writeValueAsString(c.definition()))
+                .param("now", at(now)).update();
+    }
+
+    /** Archives without a new version; true when this call archived it. */
+    boolean archive(UUID appId, UUID id, Instant now) {
+        return jdbc.sql("""
+                        update journeys set status = 'archived', archived_at = :now, updated_at = :now
+                        where app_id = :app and id = :id and status <> 'archived'""")
+                .param("app", appId).param("id", id).param("now", at(now)).update() == 1;
+    }
+
+    /** Cancels the journey's active and waiting executions (one statement); returns how many. */
+    int cancelExecutions(UUID appId, UUID journeyId, Instant now) {
+        return jdbc.sql("""
+                        update journey_executions set status = 'cancelled', node_id = null, ended_at = :now, updated_at = :now
+                        where app_id = :app and journey_id = :journey and status in ('active', 'waiting')""")
+                .param("app", appId).param("journey", journeyId).param("now", at(now)).update();
+    }
+
+    Optional<Row> find(UUID appId, UUID id) {
+        return jdbc.sql(VIEW + " where j.app_id = :app and j.id = :id")
+                .param("app", appId).param("id", id).query(this::row).optional();
+    }
+
+    List<JourneyView.Summary> list(UUID appId, PageRequest page) {
+        return jdbc.sql("""
+                        select id, name, status, current_version, reentry_limit, trigger_type, trigger_event_name,
+                               trigger_segment_id, created_at, updated_at
+                        from journeys where app_id = :app order by created_at desc, id desc limit :limit offset :offset""")
+                .param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
+                .query(JourneyRepository::summary).list();
+    }
+
+    /** The number of the journey's executions per status (statuses without executions are absent). */
+    Map<String, Long> executionTotals(UUID appId, UUID journeyId) {
+        Map<String, Long> totals = new LinkedHashMap<>();
+        jdbc.sql("""
+                        select status, count(*) from journey_executions where app_id = :app and journey_id = :journey
+                        group by status""")
+                .param("app", appId).param("journey", journeyId)
+                .query((rs, n) -> totals.put(rs.getString(1), rs.getLong(2))).list();
+        return totals;
+    }
+
+    /** Goals reached per node id, node ids in order. */
+    Map<String, Long> goalTotals(UUID appId, UUID journeyId) {
+        Map<String, Long> totals = new LinkedHashMap<>();
+        jdbc.sql("""
+                        select node_id, count(*) from journey_goals where app_id = :app and journey_id = :journey
+                        group by node_id order by node_id""")
+                .param("app", appId).param("journey", journeyId)
+                .query((rs, n) -> totals.put(rs.getString(1), rs.getLong(2))).list();
+        return totals;
+    }
+
+    private Row row(ResultSet rs, int n) throws SQLException {
+        return new Row(rs.getObject("id", UUID.class), rs.getString("name"), rs.getString("status"),
+                rs.getInt("current_version"), rs.getInt("reentry_limit"), json.readTree(rs.getString("definition")),
+                rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("updated_at").toInstant());
+    }
+
+    private static JourneyView.Summary summary(ResultSet rs, int n) throws SQLException {
+        ObjectNode trigger = JsonNodeFactory.instance.objectNode();
+        trigger.put("type", rs.getString("trigger_type"));
+        if (rs.getString("trigger_event_name") != null) trigger.put("event_name", rs.getString("trigger_event_name"));
+        UUID segment = rs.getObject("trigger_segment_id", UUID.class);
+        if (segment != null) trigger.put("segment_id", segment.toString());
+        return new JourneyView.Summary(rs.getObject("id", UUID.class), rs.getString("name"), rs.getString("status"),
+                rs.getInt("current_version"), rs.getInt("reentry_limit"), trigger,
+                rs.getTimestamp("created_at").toInstant(), rs.getTimestamp("updated_at").toInstant());
+    }
+
+    private static String triggerType(JourneyTrigger t) {
+        return switch (t) {
+            case JourneyTrigger.CustomEvent e -> "custom_event";
+            case JourneyTrigger.SegmentEntry s -> "segment";
+        };
+    }
+
+    private static String eventName(JourneyTrigger t) {
+        return t instanceof JourneyTrigger.CustomEvent e ? e.eventName() : null;
+    }
+
+    private static UUID segmentId(JourneyTrigger t) {
+        return t instanceof JourneyTrigger.SegmentEntry s ? s.segmentId() : null;
+    }
+}

@@ -112,8 +112,10 @@ public final class JourneyDefinitions {
     public static JourneyDefinition read(JsonInput body, boolean required) {
         JsonNode raw = body.value("definition");
         if (raw == null) {
-            if (required || body.has("definition")) {
+            if (required) {
                 body.reject("definition", "is required: an object with trigger, start and nodes");
+            } else if (body.has("definition")) {
+                body.reject("definition", "cannot be removed; give a new definition or leave the field out");
             }
             return null;
         }

@@ -162,6 +162,37 @@ class JourneyApiTests extends ApiTest {
     }
 
     @Test
+    void concurrentPatchesEachGetTheirOwnVersion() throws Exception {
+        TestApp app = newApp();
+        String id = journey(app, "draft");
+        int patches = 8;
+        List<java.util.concurrent.Future<TestApi.Response>> answers = new ArrayList<>();
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(patches)) {
+            for (int i = 0; i < patches; i++) {
+                String body = i % 2 == 0 ? "{\"name\":\"n" + i + "\"}" : "{\"definition\":" + definition("e" + i) + "}";
+                answers.add(pool.submit(() -> api.patch("/v1/journeys/" + id, app.serverKey(), body)));
+            }
+        }
+        List<Integer> versions = new ArrayList<>();
+        for (var answer : answers) {
+            TestApi.Response r = answer.get();
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            versions.add(r.json().path("version").asInt());
+        }
+        assertThat(versions).containsExactlyInAnyOrderElementsOf(java.util.stream.IntStream.rangeClosed(2, patches + 1).boxed().toList());
+        // no PATCH lost another's change: the last version holds the last name and the last definition
+        List<Map<String, Object>> rows = versions(id);
+        assertThat(rows).hasSize(patches + 1);
+        for (int v = 1; v < rows.size(); v++) {
+            Map<String, Object> previous = rows.get(v - 1);
+            Map<String, Object> row = rows.get(v);
+            boolean renamed = !row.get("name").equals(previous.get("name"));
+            boolean redefined = !JSON.readTree((String) row.get("definition")).equals(JSON.readTree((String) previous.get("definition")));
+            assertThat(renamed ^ redefined).as("version %s changes exactly one thing", v + 1).isTrue();
+        }
+    }
+
+    @Test
     void reentryLimitIsClampedAndMustBeAnInteger() {
         TestApp app = newApp();
         Map<String, Integer> clamped = Map.of("0", 1, "-5", 1, "1", 1, "37", 37, "100", 100, "101", 100,

@@ -354,6 +354,10 @@ class JourneyDefinitionsTests {
         empty.putNull("definition");
         dev.pushservice.platform.json.JsonInput nulled = dev.pushservice.platform.json.JsonInput.object(empty);
         JourneyDefinitions.read(nulled, false);
-        assertThat(nulled.hasErrors()).isTrue();
+        assertThatThrownBy(nulled::check).isInstanceOfSatisfying(InvalidInput.class, e ->
+                assertThat(e.violations()).singleElement().satisfies(v -> {
+                    assertThat(v.field()).isEqualTo("definition");
+                    assertThat(v.message()).startsWith("cannot be removed");
+                }));
     }
 }

@@ -23,7 +23,7 @@ public sealed interface JourneyNode {
 
     /**
      * Follows {@code yes} when the filter (segment grammar) matches the user's current data (any of
-     * the user's devices), else {@code no}. {@code filterJson} is the filter as the client wrote it.
+     * the user's devices), else {@code no}. {@code filterJson} is its canonical form (what reads return).
      */
     record Branch(Filter filter, JsonNode filterJson, String yes, String no) implements JourneyNode {
     }

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Journeys benchmark: the service (jar) on its embedded PostgreSQL and a local APNs peer in its own
+# JVM (bench/JourneyPeers, which logs every push with its time, device token and title). Asserts nothing.
+#   bench/journeys.sh [users=10000] [waiting=100000] [crash]
+# 1. USERS known users with one iOS device each, and an active journey triggered by the custom event
+#    bench_signup: push "step-1" -> wait 1 s -> push "step-2" -> exit (reentry_limit 1). One event per
+#    user through POST /v1/events (64 at a time, bench/JourneyLoad). Prints the time from the last 202 to
+#    the last step-1 push accepted at the peer, and how long after its timer each step-2 push arrived
+#    (step-2 minus step-1 minus 1 s at the peer, per device: an upper bound of the timer's lag by as
+#    much as the step-1 push took from its commit to the peer).
+# 2. Registration and notification-creation latency (sequential requests, p50/p99) without and then
+#    with WAITING executions waiting on a 31-day timer (rows inserted with SQL).
+# crash: kill -9 the service once half the events are accepted, start it again, let everything run out,
+#    and count executions lost (an accepted event whose user has no execution) and steps sent twice
+#    (a device with more than one push of a step). Part 2 is skipped.
+# BENCH_KEEP=1 keeps the data directory.
+source "$(dirname "$0")/lib.sh"
+USERS=${1:-10000}
+WAITING=${2:-100000}
+CRASH=${3:-}
+PORT=${PORT:-18294}
+if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then echo "port $PORT is in use; set PORT" >&2; exit 1; fi
+command -v psql >/dev/null || { echo "psql is needed (apt-get install postgresql-client)" >&2; exit 1; }
+DATA=$(mktemp -d /tmp/push-bench-journeys.XXXXXX)
+PEERS=$DATA/peers
+cleanup() {
+  stop_service
+  [ -n "${LOAD_PID:-}" ] && kill "$LOAD_PID" 2>/dev/null || true
+  [ -n "${PEERS_PID:-}" ] && kill "$PEERS_PID" 2>/dev/null && wait "$PEERS_PID" 2>/dev/null || true
+  local pg; pg=$(postmaster_pid "$DATA"); [ -n "$pg" ] && kill "$pg" 2>/dev/null || true
+  [ -n "${BENCH_KEEP:-}" ] && echo "data kept in $DATA" || rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+build_jar
+(cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests test-compile \
+  && ./mvnw -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt >/dev/null)
+JAVA=$(find_java)
+CP="$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")"
+"$JAVA" --enable-native-access=ALL-UNNAMED -Xms256m -Xmx1g -cp "$CP" dev.pushservice.bench.JourneyPeers "$PEERS" \
+  >"$DATA/peers.log" 2>&1 &
+PEERS_PID=$!
+for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" ] && break; sleep 1; done
+[ -s "$PEERS/peers.env" ] || { echo "peer did not start; see $DATA/peers.log" >&2; cat "$DATA/peers.log" >&2; exit 1; }
+load() { "$JAVA" -Xmx512m -cp "$CP" dev.pushservice.bench.JourneyLoad "$@"; }
+
+# shellcheck disable=SC2046
+SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000
+  PUSH_RATE_LIMIT_APP_BURST=1000000 PUSH_RATE_LIMIT_ORG_BURST=1000000 $(cat "$PEERS/peers.env"))
+start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
+KEY=$(bootstrap_key "$DATA" server)
+PUBLIC=$(bootstrap_key "$DATA" public)
+PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
+APP=$($PG -Atc "select id from apps limit 1")
+BASE="http://127.0.0.1:$PORT"
+api() { # api METHOD PATH [BODY]
+  curl -s -X "$1" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+    -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" ${3:+-d "$3"} "$BASE$2"
+}
+api PATCH /v1/app/settings "$(cat "$PEERS/settings.json")" >/dev/null
+
+echo "loading $USERS known users with one iOS device each ..."
+$PG <<SQL
+insert into users (id, app_id, external_user_id)
+select gen_random_uuid(), '$APP', 'bench-user-' || g from generate_series(1, $USERS) g;
+insert into devices (id, app_id, platform, token, token_hash, user_id, created_at)
+select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || u.external_user_id)::bytea), 'hex'),
+       sha256(('ios-' || u.external_user_id)::bytea), u.id, now() - interval '1 day'
+from users u where u.app_id = '$APP' and u.external_user_id like 'bench-user-%';
+analyze users; analyze devices;
+SQL
+$PG -Atc "select id from devices where app_id = '$APP' and user_id is not null order by random()" >"$DATA/devices.txt"
+
+# journey(NAME EVENT NODES_JSON START): creates an active journey through the API; prints its id
+journey() {
+  local body="{\"name\":\"$1\",\"status\":\"active\",\"reentry_limit\":1,\"definition\":{\"trigger\":{\"type\":\"custom_event\",\"event_name\":\"$2\"},\"start\":\"$4\",\"nodes\":$3}}"
+  local answer; answer=$(api POST /v1/journeys "$body")
+  local id; id=$(echo "$answer" | grep -o '"journey_id":"[^"]*"' | head -n 1 | cut -d'"' -f4)
+  if [ -z "$id" ] && echo "$answer" | grep -q '"not_found"'; then
+    # a build without the journeys API: the rows it would write
+    id=$(cat /proc/sys/kernel/random/uuid)
+    echo "(no POST /v1/journeys in this build: journey $1 written with SQL)" >&2
+    $PG -c "insert into journeys (id, app_id, name, status, reentry_limit, current_version, trigger_type, trigger_event_name, created_at, updated_at)
+            values ('$id', '$APP', '$1', 'active', 1, 1, 'custom_event', '$2', now(), now());
+            insert into journey_versions (journey_id, version, name, status, reentry_limit, definition, created_at)
+            values ('$id', 1, '$1', 'active', 1, '{\"trigger\":{\"type\":\"custom_event\",\"event_name\":\"$2\"},\"start\":\"$4\",\"nodes\":$3}'::jsonb, now())" >&2
+  fi
+  [ -n "$id" ] || { echo "POST /v1/journeys failed: $answer" >&2; exit 1; }
+  echo "$id"
+}
+NODES='{"first":{"type":"push","content":{"title":"step-1","body":"Welcome"},"next":"pause"},"pause":{"type":"wait","seconds":1,"next":"second"},"second":{"type":"push","content":{"title":"step-2","body":"Still there?"},"next":"done"},"done":{"type":"exit"}}'
+JOURNEY=$(journey "bench push-wait-push" bench_signup "$NODES" first)
+echo "journey $JOURNEY: push step-1 -> wait 1 s -> push step-2"
+
+pushes() { cat "$PEERS/counts.txt"; }
+step_count() { grep -c " $1\$" "$PEERS/pushes.txt" 2>/dev/null || true; }
+p0=$(pushes)
+echo "sending $USERS custom events (64 concurrent requests) ..."
+load events "$BASE" "$PUBLIC" "$DATA/devices.txt" bench_signup 64 >"$DATA/load.out" 2>&1 &
+LOAD_PID=$!
+if [ "$CRASH" = crash ]; then
+  half=$((USERS / 2))
+  while [ "$(wc -l <"$DATA/devices.txt.accepted" 2>/dev/null || echo 0)" -lt "$half" ]; do sleep 0.05; done
+  kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
+  echo "killed (-9) after $(wc -l <"$DATA/devices.txt.accepted") accepted events; the peer had $(( $(pushes) - p0 )) pushes"
+fi
+wait "$LOAD_PID"; LOAD_PID=
+read -r _ accepted _ refused _ first _ last <"$DATA/load.out"
+echo "events: $accepted accepted, $refused refused or failed, $(( last - first )) ms from the first request to the last 202"
+if [ "$CRASH" = crash ]; then
+  start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
+  echo "restarted"
+fi
+EXPECTED=$($PG -Atc "select count(*) from journey_executions where journey_id = '$JOURNEY'")
+echo "executions started: $EXPECTED"
+
+# waits until the peer has N pushes titled $1 (or nothing new arrives for 60 s)
+await_step() {
+  local want=$2 seen=-1 idle=0 n
+  while true; do
+    n=$(step_count "$1")
+    [ "$n" -ge "$want" ] && return 0
+    if [ "$n" = "$seen" ]; then idle=$((idle + 1)); [ "$idle" -ge 600 ] && { echo "  $1: only $n of $want after 60 s without progress"; return 0; }; else idle=0; seen=$n; fi
+    sleep 0.1
+  done
+}
+await_step step-1 "$EXPECTED"
+await_step step-2 "$EXPECTED"
+sleep 2
+
+awk -v last="$last" -v lags="$DATA/lags.txt" '
+  $3 == "step-1" { n1++; if (!($2 in s1)) s1[$2] = $1; else dup1++; if ($1 > max1) max1 = $1 }
+  $3 == "step-2" { n2++; if (!($2 in s2)) s2[$2] = $1; else dup2++; if ($1 > max2) max2 = $1 }
+  END {
+    printf "step-1: %d pushes accepted at the peer; the last %.2f s after the last event'"'"'s 202\n", n1, (max1 / 1000 - last) / 1000
+    for (t in s2) if (t in s1) printf "%.1f\n", (s2[t] - s1[t]) / 1000 - 1000 > lags
+    if (n2 > 0) printf "step-2: %d pushes accepted; the last %.2f s after the last step-1 push plus 1 s\n", n2, (max2 - max1) / 1e6 - 1
+    printf "steps received twice by a device: step-1 %d, step-2 %d\n", dup1 + 0, dup2 + 0
+  }' "$PEERS/pushes.txt"
+if [ -s "$DATA/lags.txt" ]; then
+  sort -n "$DATA/lags.txt" | awk '{ v[NR] = $1 } END {
+    i50 = int(NR * 0.5); if (i50 < 1) i50 = 1; i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+    printf "step-2 after its timer (step-2 - step-1 - 1 s per device, %d devices): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", NR, v[i50], v[i99], v[NR] }'
+fi
+$PG -At -F ' ' -c "select status, count(*) from journey_executions where journey_id = '$JOURNEY' group by 1 order by 1" \
+  | sed 's/^/  executions /'
+
+if [ "$CRASH" = crash ]; then
+  $PG <<SQL
+create temp table accepted_devices (device_id uuid);
+\copy accepted_devices from '$DATA/devices.txt.accepted'
+select 'crash: ' || count(*) || ' events answered 202; executions lost (an accepted event whose user has no execution): '
+       || count(*) filter (where not exists (select 1 from journey_executions e join devices d on d.user_id = e.user_id
+                                             where d.id = a.device_id and e.journey_id = '$JOURNEY'))
+from accepted_devices a;
+SQL
+  exit 0
+fi
+
+echo
+PROBE=$($PG -Atc "select id from devices where app_id = '$APP' order by created_at limit 1")
+SAMPLES=${SAMPLES:-500}
+echo "latency, $SAMPLES sequential requests each (after a warm-up of 200) ..."
+load latency "$BASE" "$PUBLIC" "$KEY" "$PROBE" 200 >/dev/null
+read -r _ r50 r99 _ n50 n99 < <(load latency "$BASE" "$PUBLIC" "$KEY" "$PROBE" "$SAMPLES")
+echo "without waiting executions: registration p50 $r50 ms, p99 $r99 ms; notification creation p50 $n50 ms, p99 $n99 ms"
+
+WAIT_NODES='{"hold":{"type":"wait","seconds":2678400,"next":"done"},"done":{"type":"exit"}}'
+WAITER=$(journey "bench long wait" bench_never "$WAIT_NODES" hold)
+$PG <<SQL
+insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step, due_at, entered_at, updated_at)
+select gen_random_uuid(), '$APP', '$WAITER', 1, gen_random_uuid(), 'waiting', 'hold', 1,
+       now() + interval '30 days' + g * interval '1 millisecond', now(), now()
+from generate_series(1, $WAITING) g;
+analyze journey_executions;
+SQL
+echo "$($PG -Atc "select count(*) from journey_executions where status = 'waiting'") executions waiting"
+sleep 5
+read -r _ r50 r99 _ n50 n99 < <(load latency "$BASE" "$PUBLIC" "$KEY" "$PROBE" "$SAMPLES")
+echo "with them:                  registration p50 $r50 ms, p99 $r99 ms; notification creation p50 $n50 ms, p99 $n99 ms"

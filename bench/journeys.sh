@@ -100,7 +100,8 @@ load events "$BASE" "$PUBLIC" "$DATA/devices.txt" bench_signup 64 >"$DATA/load.o
 LOAD_PID=$!
 if [ "$CRASH" = crash ]; then
   half=$((USERS / 2))
-  while [ "$(wc -l <"$DATA/devices.txt.accepted" 2>/dev/null || echo 0)" -lt "$half" ]; do sleep 0.05; done
+  accepted_so_far() { if [ -f "$DATA/devices.txt.accepted" ]; then wc -l <"$DATA/devices.txt.accepted"; else echo 0; fi; }
+  while [ "$(accepted_so_far)" -lt "$half" ]; do sleep 0.05; done
   kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
   echo "killed (-9) after $(wc -l <"$DATA/devices.txt.accepted") accepted events; the peer had $(( $(pushes) - p0 )) pushes"
 fi

@@ -101,4 +101,41 @@ class EventWriterTests extends ApiTest {
         assertThat(stored(app)).isEqualTo(3_000);
         assertThat(writer.submit(event(app))).isInstanceOf(EventWriter.Submission.Overloaded.class);
     }
+
+    @Test
+    void severalEventsOfOneUserInOneBatchStartNoMoreExecutionsThanTheReentryLimitLeaves() throws Exception {
+        TestApp app = newApp();
+        dev.pushservice.support.TestApi.Response journey = api.post("/v1/journeys", app.serverKey(), """
+                {"name":"welcome","status":"active","reentry_limit":3,"definition":{
+                  "trigger":{"type":"custom_event","event_name":"signed_in"},"start":"hold",
+                  "nodes":{"hold":{"type":"wait","seconds":86400,"next":"done"},"done":{"type":"exit"}}}}""");
+        assertThat(journey.status()).as(journey.toString()).isEqualTo(201);
+        UUID journeyId = UUID.fromString(journey.json().path("journey_id").asString());
+        dev.pushservice.support.TestApi.Response device = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"ios\",\"push_token\":\"" + dev.pushservice.support.TestTokens.apns()
+                        + "\",\"external_user_id\":\"ada\"}");
+        UUID deviceId = UUID.fromString(device.json().path("device_id").asString());
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);
+        EventWriter writer = started(new EventWriter(repository, transaction, published, 1, 1000, 100, Duration.ofSeconds(1)));
+        List<EventWriter.Submission.Queued> queued = new ArrayList<>();
+        try (Connection blocker = dataSource.getConnection()) {
+            blocker.setAutoCommit(false);
+            try (Statement s = blocker.createStatement()) {
+                s.execute("lock table events in access exclusive mode");
+            }
+            // the first event's batch stalls on the lock; the next five queue behind it and form one batch
+            for (int i = 0; i < 6; i++) {
+                queued.add((EventWriter.Submission.Queued) writer.submit(new NewEvent(UUID.randomUUID(), app.appId(),
+                        EventType.CUSTOM, "signed_in", deviceId, null, null, now, now)));
+                if (i == 0) awaitWriterStalledOnTheLock();
+            }
+            blocker.rollback();
+        }
+        for (var q : queued) assertThat(q.outcome().get(30, TimeUnit.SECONDS)).isEqualTo(EventWriter.Outcome.STORED);
+        writer.stop();
+        assertThat(stored(app.appId())).isEqualTo(6);
+        // one entry for the first batch, two of the five asked for by the second: three in all
+        assertThat(jdbc.sql("select count(*) from journey_executions where journey_id = :j").param("j", journeyId)
+                .query(Long.class).single()).isEqualTo(3);
+    }
 }

@@ -11,6 +11,9 @@
 # provider's answer). BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
 # service with Java Flight Recorder (profile settings) into that file; read it with
 # `jfr print --events jdk.ExecutionSample` or `jfr summary`.
+# BENCH_PGSS=1 preloads pg_stat_statements (one restart before the run) and prints the statements that
+# took the most PostgreSQL time from the 202 to the end: calls, rows, mean and total ms. With it,
+# BENCH_EXPLAIN=MS also logs the plans (rows and buffers) of statements slower than MS ms into service.log.
 # Delivery controls (issue 11), to compare with the plain run: BENCH_CAP=1 sets a frequency cap
 # (100 per user per day: every recipient is checked and counted, none is capped); BENCH_LOCAL_TIME=1
 # gives every device one of six zones (all UTC+1 in winter) and sends with `local_delivery_time`
@@ -49,11 +52,27 @@ for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" 
 # shellcheck disable=SC2046
 SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 PUSH_DELIVERY_LEASE=20s
   $(cat "$PEERS/peers.env"))
+[ -n "${BENCH_EXPLAIN:-}" ] && SERVICE_ENV+=(LOGGING_LEVEL_IO_ZONKY_TEST_DB_POSTGRES=info) # PostgreSQL's log, with the plans
 [ -n "${BENCH_JFR:-}" ] && SERVICE_ENV+=("JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=$BENCH_JFR,settings=profile,dumponexit=true")
 start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
 KEY=$(bootstrap_key "$DATA" server)
 PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
 APP=$($PG -Atc "select id from apps limit 1")
+if [ -n "${BENCH_PGSS:-}" ]; then
+  # pg_stat_statements needs a preloaded library: set it, restart the service and its PostgreSQL
+  $PG -c "alter system set shared_preload_libraries = 'pg_stat_statements'${BENCH_EXPLAIN:+, 'auto_explain'}" >/dev/null
+  if [ -n "${BENCH_EXPLAIN:-}" ]; then # plans (row counts and buffers, no timing) of statements slower than this many ms, in service.log
+    $PG -c "alter system set auto_explain.log_min_duration = '${BENCH_EXPLAIN}ms'" -c "alter system set auto_explain.log_analyze = on" \
+        -c "alter system set auto_explain.log_buffers = on" -c "alter system set auto_explain.log_timing = off" \
+        -c "alter system set auto_explain.log_nested_statements = on" >/dev/null
+  fi
+  stop_service
+  pgpid=$(postmaster_pid "$DATA"); [ -n "$pgpid" ] && kill -INT "$pgpid" 2>/dev/null || true
+  for _ in $(seq 1 60); do [ -z "$pgpid" ] || ! kill -0 "$pgpid" 2>/dev/null && break; sleep 0.5; done
+  start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
+  PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
+  $PG -c "create extension if not exists pg_stat_statements" >/dev/null
+fi
 api() { # api METHOD PATH [BODY]
   curl -s -X "$1" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" ${3:+-d "$3"} "http://127.0.0.1:$PORT$2"
@@ -116,6 +135,7 @@ if [ -n "${BENCH_LOCAL_TIME:-}" ]; then
   EXTRA=",\"local_delivery_time\":\"$LOCAL\""
   echo "local delivery time $LOCAL in each device's zone (about two minutes from now)"
 fi
+[ -n "${BENCH_PGSS:-}" ] && $PG -c "select pg_stat_statements_reset()" >/dev/null
 BULK=$(api POST /v1/notifications "{\"title\":\"Sale\",\"body\":\"Everything must go\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}$EXTRA}" \
   | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
 echo "bulk notification $BULK"
@@ -164,6 +184,12 @@ if [ "$CRASH" = crash ]; then
   accepted=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")
   echo "  crash: $SENDING in flight at the kill; pushes received beyond one per accepted recipient: $((received - accepted - $(wc -l <"$DATA/probes.txt" 2>/dev/null || echo 0)))" \
        "(probes are counted out; at most the in-flight ones may get it twice)"
+fi
+if [ -n "${BENCH_PGSS:-}" ]; then
+  echo "pg_stat_statements from the 202 to the end (top 12 by total time): calls, rows, mean ms, total ms, statement"
+  $PG -At -F ' | ' -c "select calls, rows, round(mean_exec_time::numeric, 3), round(total_exec_time::numeric),
+      left(regexp_replace(query, '\s+', ' ', 'g'), 110) from pg_stat_statements
+      order by total_exec_time desc limit 12" | sed 's/^/  /'
 fi
 hz=$(getconf CLK_TCK)
 awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" 'BEGIN {

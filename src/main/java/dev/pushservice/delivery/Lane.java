@@ -466,8 +466,10 @@ final class Lane {
                 recorderIdle = false;
                 continue;
             }
-            // a short linger gathers a chunk's answers into one transaction
-            if (unrecorded.get() < properties.chunkSize() && running) LockSupport.parkNanos(LINGER.toNanos());
+            // a short linger gathers a chunk's answers into one transaction, but only while more answers
+            // are on their way: a lone transactional send is recorded at once, not 5 ms (or, on a busy
+            // machine, a scheduler tick or more) later
+            if (unrecorded.get() < properties.chunkSize() && running && anyInFlight()) LockSupport.parkNanos(LINGER.toNanos());
             DeliveryStore.Outcome next;
             while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
             unrecorded.addAndGet(-batch.size());

@@ -59,19 +59,29 @@ class DeliveryRecipientRepository {
      * in {@link Claimed#unsendable()}, so the engine counts it and its notification can finish.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd) {
+        // Oldest first, per notification (oldest notification first) through the work index: the
+        // ORDER BY keeps every plan on it. Without it the planner took a sequential scan with a LIMIT
+        // (it assumes due rows are spread evenly; they are behind every row claimed so far), which in
+        // a 100,000-recipient send read the whole table again for each chunk: 10-30 ms per claim.
+        // The update finds each row by its ctid: the row is locked by this statement, so it cannot move.
         return jdbc.sql("""
                         with due as (
-                            select r.notification_id, r.device_id, d.token,
+                            select w.row_id, w.notification_id, w.device_id, d.token,
                                    case when d.id is null then :invalidated
                                         when not d.enabled then :disabled
                                         when d.invalidated_at is not null then :invalidated end as unsendable
-                            from notification_recipients r left join devices d on d.id = r.device_id
-                            where r.notification_id in (select n.id from notifications n
-                                                        where n.status = 'processing' and n.priority = :lane)
-                              and r.platform = :platform and r.status in ('pending', 'sending')
-                              and r.next_attempt_at <= :now
-                            limit :limit
-                            for update of r skip locked),
+                            from (select n.id from notifications n
+                                  where n.status = 'processing' and n.priority = :lane order by n.created_at, n.id) n
+                            cross join lateral (
+                                select r.ctid as row_id, r.notification_id, r.device_id
+                                from notification_recipients r
+                                where r.notification_id = n.id and r.platform = :platform
+                                  and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
+                                order by r.next_attempt_at
+                                limit :limit
+                                for update of r skip locked) w
+                            left join devices d on d.id = w.device_id
+                            limit :limit),
                         claimed as (
                             update notification_recipients r
                             set status = case when due.unsendable is null then 'sending' else 'failed' end,
@@ -79,7 +89,7 @@ class DeliveryRecipientRepository {
                                 last_error = coalesce(due.unsendable, r.last_error),
                                 next_attempt_at = case when due.unsendable is null then :lease_end else r.next_attempt_at end,
                                 updated_at = :now
-                            from due where r.notification_id = due.notification_id and r.device_id = due.device_id
+                            from due where r.ctid = due.row_id
                             returning r.notification_id, r.device_id, r.app_id, r.attempts, r.external_user_id,
                                       r.render_values::text as render_values, r.expires_at)
                         select c.*, due.token, due.unsendable from claimed c
@@ -137,13 +147,14 @@ class DeliveryRecipientRepository {
     int record(String rows, Instant now) {
         return jdbc.sql("""
                         update notification_recipients r
-                        set status = case when v.s = 'pending' and n.status <> 'processing' then 'cancelled' else v.s end,
+                        set status = case when v.s = 'pending'
+                                               and (select n.status from notifications n where n.id = v.n) <> 'processing'
+                                          then 'cancelled' else v.s end,
                             last_error = v.e,
                             next_attempt_at = coalesce(v.t, r.next_attempt_at),
                             provider_message_id = coalesce(v.p, r.provider_message_id),
                             updated_at = :now
                         from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text)
-                             join notifications n on n.id = v.n
                         where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'""")
                 .param("rows", rows).param("now", ts(now)).update();
     }
@@ -178,13 +189,30 @@ class DeliveryRecipientRepository {
                 .param("ids", List.copyOf(ids)).query(UUID.class).list();
     }
 
+    /** Due recipients counted up to this many: past it the depth reads as this (a metric, read every 5 s). */
+    static final int STATS_DEPTH_CAP = 10_000;
+
+    /**
+     * Due work of a lane (pending, or claimed with its lease run out: what a claim would take), read
+     * from the work index alone: the depth counted up to {@link #STATS_DEPTH_CAP}, the oldest due time
+     * as the first entry of each notification's and platform's range. Counting every due row of a
+     * 100,000-recipient send (and reading each row for its status) took 180 ms of PostgreSQL every 5 s
+     * per lane, a sixth as much as claiming them.
+     */
     QueueStats stats(Priority lane, Instant now) {
         return jdbc.sql("""
-                        select count(*) as depth, min(r.next_attempt_at) as oldest from notification_recipients r
-                        where r.notification_id in (select n.id from notifications n
-                                                    where n.status = 'processing' and n.priority = :lane)
-                          and r.status = 'pending' and r.next_attempt_at <= :now""")
-                .param("lane", lane.value()).param("now", ts(now))
+                        with work as (select n.id from notifications n where n.status = 'processing' and n.priority = :lane)
+                        select (select count(*) from (select 1 from notification_recipients r
+                                                      where r.notification_id in (select id from work)
+                                                        and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
+                                                      limit :cap) capped) as depth,
+                               (select min(first.at) from work
+                                cross join (values ('ios'), ('android'), ('web')) as p(platform)
+                                cross join lateral (select r.next_attempt_at as at from notification_recipients r
+                                                    where r.notification_id = work.id and r.platform = p.platform
+                                                      and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
+                                                    order by r.next_attempt_at limit 1) first) as oldest""")
+                .param("lane", lane.value()).param("now", ts(now)).param("cap", STATS_DEPTH_CAP)
                 .query((rs, n) -> {
                     OffsetDateTime oldest = rs.getObject("oldest", OffsetDateTime.class);
                     return new QueueStats(rs.getLong("depth"),

@@ -69,6 +69,11 @@ public class NotificationFanOut {
     static final String TASK_NAME = "notification-fanout";
     static final TaskDescriptor<Data> TASK = TaskDescriptor.of(TASK_NAME, Data.class);
     static final int DEFAULT_PAGE_SIZE = 5000;
+    /**
+     * The audience member of a notification the service made for a list of users
+     * ({@link NotificationService#createForUsers}): their ids. Its target has a type of its own.
+     */
+    static final String AUDIENCE_USERS = "user_ids";
     /** Content that reads the recipient's tags or properties gets them frozen per recipient. */
     private static final Pattern USER_PLACEHOLDER = Pattern.compile("\\{\\{[ \\t]*(tags|properties)\\.");
 
@@ -355,7 +360,18 @@ public class NotificationFanOut {
                 predicates.add("(" + c.predicate() + ")");
                 params.putAll(c.params());
             }
-            default -> throw new PermanentJobFailure("unknown target type in notification audience");
+            default -> {
+                // a notification the service made for a list of users (its target says by what, e.g. a journey)
+                JsonNode users = audience.get(AUDIENCE_USERS);
+                if (users == null) throw new PermanentJobFailure("unknown target type in notification audience");
+                StringBuilder ids = new StringBuilder("{");
+                for (JsonNode u : users) {
+                    if (ids.length() > 1) ids.append(',');
+                    ids.append(UUID.fromString(u.stringValue()));
+                }
+                predicates.add("d.user_id = any(cast(:t_users as uuid[]))");
+                params.put("t_users", ids.append('}').toString());
+            }
         }
         List<String> included = new ArrayList<>();
         int i = 0;

@@ -77,11 +77,13 @@ public class NotificationService implements NotificationReferences {
     private final ObjectProvider<DeliveryHandoff> delivery;
     private final AppSettingsService settings;
     private final FrequencyCapping caps;
+    private final ObjectProvider<NotificationFanOut> fanOut;
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
                         LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
                         ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit,
-                        AppSettingsService settings, FrequencyCapping caps) {
+                        AppSettingsService settings, FrequencyCapping caps, ObjectProvider<NotificationFanOut> fanOut) {
+        this.fanOut = fanOut;
         this.settings = settings;
         this.caps = caps;
         this.jobs = jobs;
@@ -142,6 +144,72 @@ public class NotificationService implements NotificationReferences {
         audit.record(appId, "notification.create", "notification", id, fields);
         log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /** The content fields a notification made by the service itself ({@link #createForUsers}) keeps. */
+    private static final List<String> CONTENT_FIELDS = List.of("title", "body", "image_url", "click_url", "data",
+            "localizations", "template_data", "collapse_id", "sound", "badge", "category", "actions",
+            "content_available", "platform_overrides");
+
+    /**
+     * Creates a notification for the enabled devices of the given users and materializes its
+     * recipients at once, in the caller's transaction (it must run in one: the notification, its
+     * lifecycle facts and its recipients commit or roll back with the caller's own writes, so a
+     * retried caller never sends twice). For work the service does itself, e.g. a journey's push
+     * step; the request path's checks are the caller's (content comes already validated).
+     *
+     * <p>Everything else is as for {@code POST /v1/notifications}: the app's notification defaults
+     * fill {@code priority}, {@code interruption_level}, {@code ttl} and {@code sound}; fan-out
+     * ({@link NotificationFanOut}) decides each recipient's send time (local time, quiet hours,
+     * throttle) and freezes render values for placeholders and localizations, set-based; delivery
+     * applies frequency caps and is woken after the commit through {@link DeliveryHandoff}. Reads
+     * show it with {@code target} as given here, with no segments and no template.
+     *
+     * @param content a content object with {@code title} and {@code body}; fields other than
+     *                {@link #CONTENT_FIELDS} are left out
+     * @param priority null for the app's default
+     * @param interruptionLevel null for the app's default
+     * @param userIds users of the app (unknown ids simply have no devices)
+     * @param target how reads show who it was for: an object with a {@code type} no request can
+     *               give (e.g. {@code {"type":"journey",…}})
+     * @return the notification's id
+     */
+    @Transactional(propagation = org.springframework.transaction.annotation.Propagation.MANDATORY)
+    public UUID createForUsers(UUID appId, JsonNode content, String priority, String interruptionLevel,
+                               java.util.Collection<UUID> userIds, ObjectNode target) {
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        NotificationDefaults defaults = settings.notificationDefaults(appId);
+        String level = first(interruptionLevel, defaults.interruptionLevel(), "active");
+        String resolvedPriority = first(priority, defaults.priority(), "normal");
+        ObjectNode snapshot = JsonNodeFactory.instance.objectNode();
+        for (String field : CONTENT_FIELDS) {
+            JsonNode value = content.get(field);
+            if (value != null && !value.isNull()) snapshot.set(field, value);
+        }
+        if (!snapshot.has("sound")) putText(snapshot, "sound", defaults.sound());
+        ObjectNode audience = JsonNodeFactory.instance.objectNode();
+        audience.set("target", target);
+        audience.set("included", JsonNodeFactory.instance.arrayNode());
+        audience.set("excluded", JsonNodeFactory.instance.arrayNode());
+        ArrayNode users = audience.putArray(NotificationFanOut.AUDIENCE_USERS);
+        userIds.forEach(u -> users.add(u.toString()));
+        UUID id = UUID.randomUUID();
+        byte[] hash;
+        try {
+            hash = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(snapshot.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        // the key is the notification's own id: no request can replay it
+        var row = new NotificationRepository.NewNotification(id, appId, "service:" + id, hash, null, QUEUED,
+                resolvedPriority, level, snapshot, null, null, audience, defaults.ttl(), null, false, null, now, now, now);
+        if (!notifications.insert(row)) throw new IllegalStateException("notification id collision");
+        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", QUEUED), now);
+        lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
+        // fan-out in this transaction: every page joins it, so the recipients commit with the caller
+        fanOut.getObject().run(new NotificationFanOut.Data(appId, id));
+        return id;
     }
 
     /**

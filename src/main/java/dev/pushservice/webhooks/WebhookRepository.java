@@ -137,6 +137,25 @@ class WebhookRepository {
     }
 
     /**
+     * One pending delivery of {@code kind} per data object, due now, in one statement; the body is
+     * built here as the relay builds it ({@code type}, {@code timestamp}, {@code data}).
+     */
+    void queueDirect(UUID appId, UUID webhookId, String kind, List<tools.jackson.databind.JsonNode> data, Instant now) {
+        if (data.isEmpty()) return;
+        jdbc.sql("""
+                        insert into webhook_deliveries (id, app_id, webhook_id, event_type, body, status, next_attempt_at, created_at)
+                        select gen_random_uuid(), :app, :webhook, :kind,
+                               json_build_object('type', cast(:kind as text),
+                                                 'timestamp', to_char(cast(:now as timestamptz) at time zone 'UTC', %s),
+                                                 'data', x.data)::text,
+                               'pending', :now, :now
+                        from jsonb_array_elements(cast(:data as jsonb)) as x(data)""".formatted(ISO))
+                .param("app", appId).param("webhook", webhookId).param("kind", kind).param("now", at(now))
+                .param("data", tools.jackson.databind.node.JsonNodeFactory.instance.arrayNode().addAll(data).toString())
+                .update();
+    }
+
+    /**
      * One relay pass: turns the facts after the cursor (and a re-read window of {@code reread} ids
      * behind it, for facts whose transaction committed after a larger id was read) into deliveries for
      * every enabled subscribed webhook of their app, in one statement, then moves the cursor. The

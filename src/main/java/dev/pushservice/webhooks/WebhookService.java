@@ -131,6 +131,32 @@ public class WebhookService {
         return new WebhookView.Queued(id, delivery, WebhookEvents.TEST, "queued");
     }
 
+    /** What {@link #queueDirect} did. */
+    public enum DirectOutcome {
+        /** One delivery per body was queued. */
+        QUEUED,
+        /** The webhook does not exist (deleted, or not the app's): nothing queued. */
+        NOT_FOUND,
+        /** The webhook is disabled: nothing queued (as the relay sends nothing to a disabled endpoint). */
+        DISABLED
+    }
+
+    /**
+     * Queues one signed delivery of {@code kind} to one endpoint per data object, in the caller's
+     * transaction, set-based (one statement however many): for work the service does itself that
+     * names an endpoint directly (a journey's webhook step), whatever the endpoint subscribes to. The
+     * body is {@code {"type": kind, "timestamp": now, "data": data}}; the dispatcher delivers and
+     * signs it as every delivery, retries included.
+     */
+    @Transactional(propagation = org.springframework.transaction.annotation.Propagation.MANDATORY)
+    public DirectOutcome queueDirect(UUID appId, UUID webhookId, String kind, List<tools.jackson.databind.JsonNode> data) {
+        WebhookRepository.Row row = webhooks.find(appId, webhookId, false).orElse(null);
+        if (row == null) return DirectOutcome.NOT_FOUND;
+        if (!row.enabled()) return DirectOutcome.DISABLED;
+        webhooks.queueDirect(appId, webhookId, kind, data, clock.instant());
+        return DirectOutcome.QUEUED;
+    }
+
     @Transactional(readOnly = true)
     public WebhookView.Deliveries deliveries(UUID appId, UUID id) {
         webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));

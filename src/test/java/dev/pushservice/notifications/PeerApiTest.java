@@ -37,20 +37,20 @@ import tools.jackson.databind.json.JsonMapper;
  * configuration, so the subclasses share one application context too. Each test makes its own app
  * ({@link #credentials} points it at the peers).
  */
-abstract class PeerApiTest extends ApiTest {
+public abstract class PeerApiTest extends ApiTest {
 
-    static final JsonMapper JSON = JsonMapper.builder().build();
-    static final Duration WAIT = Duration.ofSeconds(30);
-    static final ApnsTestPeer APNS;
-    static final LocalFcmServer FCM;
-    static final LocalWebPushReceiver WEB;
+    protected static final JsonMapper JSON = JsonMapper.builder().build();
+    protected static final Duration WAIT = Duration.ofSeconds(30);
+    protected static final ApnsTestPeer APNS;
+    protected static final LocalFcmServer FCM;
+    protected static final LocalWebPushReceiver WEB;
     /** A push service that allows one request per connection at a time (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS 1). */
-    static final LocalWebPushReceiver WEB_ONE_STREAM;
-    static final Path CA;
+    protected static final LocalWebPushReceiver WEB_ONE_STREAM;
+    protected static final Path CA;
     /** The payloads APNs received, by device token. */
-    static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
+    protected static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
     /** The {@code apns-*} headers APNs received, by device token, in the order of {@link #APNS_RECEIVED}. */
-    static final Map<String, List<Map<String, String>>> APNS_HEADERS = new ConcurrentHashMap<>();
+    protected static final Map<String, List<Map<String, String>>> APNS_HEADERS = new ConcurrentHashMap<>();
 
     static {
         try {
@@ -87,7 +87,7 @@ abstract class PeerApiTest extends ApiTest {
     }
 
     /** Gives {@code app} APNs (bundle {@code dev.pushservice.test}) and FCM credentials of the local peers. */
-    void credentials(TestApp app) throws Exception {
+    protected void credentials(TestApp app) throws Exception {
         LocalServiceAccount account = LocalServiceAccount.registeredWith(FCM, "delivery-" + app.appId());
         String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
         String body = "{\"apns\":{\"bundle_id\":\"dev.pushservice.test\",\"environment\":\"sandbox\",\"token\":{"
@@ -98,40 +98,40 @@ abstract class PeerApiTest extends ApiTest {
     }
 
     /** Registers a device; {@code extra} is more JSON members, each with a leading comma. */
-    UUID register(TestApp app, String platform, String token, String extra) {
+    protected UUID register(TestApp app, String platform, String token, String extra) {
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
                 "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + extra + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
         return UUID.fromString(r.json().path("device_id").asString());
     }
 
-    TestApi.Response create(TestApp app, String idempotencyKey, String body) {
+    protected TestApi.Response create(TestApp app, String idempotencyKey, String body) {
         return api.send(api.request("/v1/notifications", app.serverKey()).header("Content-Type", "application/json")
                 .header("Idempotency-Key", idempotencyKey).POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     /** Creates a notification (202) and returns its id. */
-    String send(TestApp app, String body) {
+    protected String send(TestApp app, String body) {
         TestApi.Response r = create(app, UUID.randomUUID().toString(), body);
         assertThat(r.status()).as(r.toString()).isEqualTo(202);
         return r.json().path("notification_id").asString();
     }
 
-    JsonNode summary(TestApp app, String id) {
+    protected JsonNode summary(TestApp app, String id) {
         TestApi.Response r = api.get("/v1/notifications/" + id, app.serverKey());
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
         return r.json();
     }
 
     /** Waits until the notification is terminal and returns its summary. */
-    JsonNode finished(TestApp app, String id) {
+    protected JsonNode finished(TestApp app, String id) {
         await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() ->
                 List.of("completed", "failed", "cancelled").contains(summary(app, id).path("status").asString()));
         return summary(app, id);
     }
 
     /** The first 100 recipient rows, by device id. */
-    Map<UUID, JsonNode> recipients(TestApp app, String id) {
+    protected Map<UUID, JsonNode> recipients(TestApp app, String id) {
         TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey());
         assertThat(r.status()).as(r.toString()).isEqualTo(200);
         Map<UUID, JsonNode> byDevice = new HashMap<>();

@@ -48,6 +48,12 @@
  * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Its SQL runs on the
  * delivery connection pool ({@link dev.pushservice.notifications.DeliveryRecipientRepository}).
  *
+ * <p><b>Made by the service</b> ({@link dev.pushservice.notifications.NotificationService#createForUsers}):
+ * a journey's push step creates a notification for a list of users inside its own transaction; the
+ * audience snapshot holds their ids ({@code user_ids}) and a target of its own type
+ * ({@code {"type":"journey",…}}), and the fan-out runs at once in that transaction instead of as a
+ * task, so the notification and its recipients commit with the caller's work or not at all.
+ *
  * <p><b>Creation defaults</b>: {@code priority}, {@code ttl}, {@code sound} and
  * {@code interruption_level} left out by request and template come from the app's
  * {@link dev.pushservice.apps.NotificationDefaults}, resolved once and stored.

@@ -16,6 +16,11 @@
  * {@code FOR UPDATE SKIP LOCKED}. A claimed attempt moves {@code next_attempt_at} past a lease
  * (twice the timeout plus 30 s): if its instance dies, the row becomes due again (at-least-once).
  *
+ * <p><b>Direct deliveries</b>: {@link dev.pushservice.webhooks.WebhookService#queueDirect} queues
+ * deliveries of a kind to one named endpoint in the caller's transaction (a journey's webhook step,
+ * kind {@code journey.webhook}); they are not facts of the outbox and need no subscription, and are
+ * signed, retried and listed like every delivery.
+ *
  * <p>Why a table of our own and not a db-scheduler task per delivery: the claim must be fair per
  * endpoint (at most N in flight per endpoint, others claimed past a saturated one), which a
  * db-scheduler poll cannot express; the delivery rows are also the visible attempt history

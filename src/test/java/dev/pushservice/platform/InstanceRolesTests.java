@@ -80,6 +80,10 @@ class InstanceRolesTests {
             assertRunners(api, false, false);
             assertRunners(worker, true, false);
             assertRunners(scheduler, false, true);
+            // the journey execution worker runs in the worker role only
+            assertThat(api.bean("journeyWorker", org.springframework.context.SmartLifecycle.class).isRunning()).isFalse();
+            assertThat(worker.bean("journeyWorker", org.springframework.context.SmartLifecycle.class).isRunning()).isTrue();
+            assertThat(scheduler.bean("journeyWorker", org.springframework.context.SmartLifecycle.class).isRunning()).isFalse();
 
             String key = serverKey(api);
             TestApi.Response settings = api.api.get("/v1/app/settings", key);

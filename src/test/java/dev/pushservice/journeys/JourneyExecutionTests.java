@@ -367,16 +367,17 @@ class JourneyExecutionTests extends PeerApiTest {
     }
 
     @Test
-    void aLoopThatNeverWaitsFailsInsteadOfRunningForever() throws Exception {
+    void anExecutionWhoseStoredVersionTheReaderRefusesFailsWithTheReason() throws Exception {
         TestApp app = newApp();
         devices(app, "ada");
+        // a cycle whose only pause is a past wait_until: refused by the definition rules (it would loop without end)
         UUID journey = rows.journey(app.appId(), definition("a",
                 "\"a\":{\"type\":\"wait_until\",\"at\":\"2020-01-01T00:00:00Z\",\"next\":\"b\"},"
                         + "\"b\":{\"type\":\"goal\",\"next\":\"a\"}"), now());
         UUID execution = start(app, journey, "ada", "a");
         awaitStatus(execution, "failed");
-        assertThat(rows.execution(execution).get("last_error")).isEqualTo(JourneyRunner.LOOP_WITHOUT_WAIT);
-        assertThat(rows.goals(execution)).containsExactly("b");
+        assertThat(rows.execution(execution).get("last_error")).isEqualTo(JourneyRunner.DEFINITION_UNREADABLE);
+        assertThat(rows.goals(execution)).isEmpty();
     }
 
     // ---- versions and states ---------------------------------------------------------------------

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
@@ -26,7 +27,8 @@ class JourneyWorker implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(JourneyWorker.class);
 
-    private final JourneyRunner runner;
+    private final ObjectProvider<JourneyRunner> runners;
+    private JourneyRunner runner;
     private final JourneyWorkerProperties properties;
     private final boolean enabled;
     private final Object signal = new Object();
@@ -35,8 +37,13 @@ class JourneyWorker implements SmartLifecycle {
     private long wakes;
     private volatile boolean running;
 
-    JourneyWorker(JourneyRunner runner, JourneyWorkerProperties properties, PushProperties push, JourneyWakeup wakeup) {
-        this.runner = runner;
+    /**
+     * The runner (and what it needs: notifications, webhooks and their secrets) is taken only when the
+     * worker starts: the admin CLI (lazy, no worker role) never builds it.
+     */
+    JourneyWorker(ObjectProvider<JourneyRunner> runners, JourneyWorkerProperties properties, PushProperties push,
+                  JourneyWakeup wakeup) {
+        this.runners = runners;
         this.properties = properties;
         this.enabled = push.hasRole(Role.WORKER);
         if (enabled) wakeup.onWake(this::wake);
@@ -52,6 +59,7 @@ class JourneyWorker implements SmartLifecycle {
     @Override
     public void start() {
         if (!enabled || running) return;
+        runner = runners.getObject();
         running = true;
         for (int i = 0; i < properties.threads(); i++) {
             threads.add(Thread.ofPlatform().name("journey-worker-" + i).daemon().start(this::loop));

@@ -28,9 +28,10 @@ import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 
 /**
- * The execution worker end to end: executions started as an entry starts them, every node type run
- * by the worker of the running application, pushes received by the local APNs peer, webhook
- * deliveries by a local receiver, the application clock moved to pass timers.
+ * The execution worker end to end: journeys written through {@code /v1/journeys}, executions started
+ * by custom events ({@code POST /v1/events}; written directly only where no event can start one),
+ * every node type run by the worker of the running application, pushes received by the local APNs
+ * peer, webhook deliveries by a local receiver, the application clock moved to pass timers.
  *
  * <p>Each test first moves this application's clock a day ahead, so its executions, recipients and
  * webhook deliveries are due only for this application: other applications of the test JVM (other
@@ -66,22 +67,66 @@ class JourneyExecutionTests extends PeerApiTest {
         return clock.instant();
     }
 
+    /** The device of each user {@link #devices} registered. */
+    private final Map<String, UUID> deviceOf = new HashMap<>();
+
     /** An app with peer credentials and one iOS device per user; returns the tokens by external user id. */
     private Map<String, String> devices(TestApp app, String... users) throws Exception {
         credentials(app);
         Map<String, String> tokens = new HashMap<>();
         for (String user : users) {
             String token = TestTokens.apns();
-            register(app, "ios", token, ",\"external_user_id\":\"" + user + "\"");
+            deviceOf.put(user, register(app, "ios", token, ",\"external_user_id\":\"" + user + "\""));
             tokens.put(user, token);
         }
         return tokens;
     }
 
-    private UUID start(TestApp app, UUID journey, String user, String node) {
-        UUID id = rows.start(app.appId(), journey, 1, rows.userId(app.appId(), user), node, now());
-        wakeup.wake();
-        return id;
+    /** An active journey started by the custom event {@value #EVENT}; returns its id. */
+    private UUID journey(TestApp app, String start, String nodes) {
+        return journey(app, EVENT, start, nodes);
+    }
+
+    private UUID journey(TestApp app, String event, String start, String nodes) {
+        TestApi.Response r = api.post("/v1/journeys", app.serverKey(), "{\"name\":\"test\",\"status\":\"active\",\"reentry_limit\":100,"
+                + "\"definition\":" + definition(event, start, nodes) + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+        return UUID.fromString(r.json().path("journey_id").asString());
+    }
+
+    private void patch(TestApp app, UUID journey, String body) {
+        TestApi.Response r = api.patch("/v1/journeys/" + journey, app.serverKey(), body);
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+    }
+
+    /** The user's device sends the custom event; returns the execution it started in {@code journey}. */
+    private UUID enter(TestApp app, UUID journey, String event, String user) {
+        UUID userId = rows.userId(app.appId(), user);
+        List<UUID> before = rows.executions(journey, userId);
+        TestApi.Response r = api.post("/v1/events", app.publicKey(), "{\"event_type\":\"custom\",\"event_name\":\""
+                + event + "\",\"device_id\":\"" + deviceOf.get(user) + "\"}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(202);
+        List<UUID> started = new ArrayList<>(rows.executions(journey, userId));
+        started.removeAll(before);
+        assertThat(started).as("executions the event started").hasSize(1);
+        return started.getFirst();
+    }
+
+    private UUID enter(TestApp app, UUID journey, String user) {
+        return enter(app, journey, EVENT, user);
+    }
+
+    /** A journey that only exits, started by the event {@code probe}: see {@link #workerLookedAgain}. */
+    private UUID probe(TestApp app) {
+        return journey(app, "probe", "end", "\"end\":{\"type\":\"exit\"}");
+    }
+
+    /**
+     * Starts an execution of the probe journey now and waits until it completed: the worker has then
+     * claimed again, after everything before this call, and passed over whatever it did not run.
+     */
+    private void workerLookedAgain(TestApp app, UUID probe, String user) {
+        awaitStatus(enter(app, probe, "probe", user), "completed");
     }
 
     private void awaitStatus(UUID execution, String status) {
@@ -115,8 +160,11 @@ class JourneyExecutionTests extends PeerApiTest {
         return "{\"type\":\"push\",\"content\":{\"title\":\"" + title + "\",\"body\":\"b\"},\"next\":\"" + next + "\"}";
     }
 
-    private static String definition(String start, String nodes) {
-        return "{\"trigger\":{\"type\":\"custom_event\",\"event_name\":\"test\"},\"start\":\"" + start + "\",\"nodes\":{" + nodes + "}}";
+    private static final String EVENT = "go";
+
+    private static String definition(String event, String start, String nodes) {
+        return "{\"trigger\":{\"type\":\"custom_event\",\"event_name\":\"" + event + "\"},\"start\":\"" + start
+                + "\",\"nodes\":{" + nodes + "}}";
     }
 
     // ---- push, wait, exit ------------------------------------------------------------------------
@@ -125,10 +173,11 @@ class JourneyExecutionTests extends PeerApiTest {
     void pushWaitPushSendsTheFirstAtOnceHoldsTheSecondUntilTheClockPassesTheWaitThenCompletes() throws Exception {
         TestApp app = newApp();
         String token = devices(app, "ada").get("ada");
-        UUID journey = rows.journey(app.appId(), definition("first", "\"first\":" + push("Welcome", "pause")
+        UUID journey = journey(app, "first", "\"first\":" + push("Welcome", "pause")
                 + ",\"pause\":{\"type\":\"wait\",\"seconds\":3600,\"next\":\"second\"},"
-                + "\"second\":" + push("Still there?", "done") + ",\"done\":{\"type\":\"exit\"}"), now());
-        UUID execution = start(app, journey, "ada", "first");
+                + "\"second\":" + push("Still there?", "done") + ",\"done\":{\"type\":\"exit\"}");
+        UUID probe = probe(app);
+        UUID execution = enter(app, journey, "ada");
 
         await().atMost(WAIT).until(() -> titlesAt(token).contains("Welcome"));
         awaitStatus(execution, "waiting");
@@ -144,12 +193,9 @@ class JourneyExecutionTests extends PeerApiTest {
         assertThat(made.getFirst().path("target").path("version").asInt()).isEqualTo(1);
         assertThat(finished(app, made.getFirst().path("notification_id").asString()).path("accepted_count").asLong()).isEqualTo(1);
 
-        // not due yet: a wake-up runs nothing
+        // not due yet: the worker passes it over
         clock.advance(Duration.ofMinutes(59));
-        wakeup.wake();
-        UUID other = rows.start(app.appId(), journey, 1, rows.userId(app.appId(), "ada"), "done", now());
-        wakeup.wake();
-        awaitStatus(other, "completed"); // the worker has looked at what is due since the clock moved
+        workerLookedAgain(app, probe, "ada");
         assertThat(rows.status(execution)).isEqualTo("waiting");
         assertThat(titlesAt(token)).containsExactly("Welcome");
 
@@ -170,12 +216,11 @@ class JourneyExecutionTests extends PeerApiTest {
     void onePushNotificationPerBatchAndNodeReachesEveryUserAtThatNode() throws Exception {
         TestApp app = newApp();
         Map<String, String> tokens = devices(app, "ada", "bob", "eve");
-        UUID journey = rows.journey(app.appId(), definition("hello", "\"hello\":" + push("Hello {{ external_user_id }}", "end")
-                + ",\"end\":{\"type\":\"exit\"}"), now());
-        List<UUID> executions = new ArrayList<>();
-        for (String user : List.of("ada", "bob", "eve")) {
-            executions.add(rows.start(app.appId(), journey, 1, rows.userId(app.appId(), user), "hello", now()));
-        }
+        UUID journey = journey(app, "hello", "\"hello\":" + push("Hello {{ external_user_id }}", "end")
+                + ",\"end\":{\"type\":\"exit\"}");
+        // three users at the node in one batch: their executions written in one statement, as one event batch does
+        List<UUID> executions = rows.startAll(app.appId(), journey, List.of("ada", "bob", "eve").stream()
+                .map(u -> rows.userId(app.appId(), u)).toList(), "hello", now());
         wakeup.wake();
 
         for (UUID e : executions) awaitStatus(e, "completed");
@@ -193,12 +238,12 @@ class JourneyExecutionTests extends PeerApiTest {
     void waitUntilHoldsUntilItsInstantAndAPastInstantGoesOnAtOnce() throws Exception {
         TestApp app = newApp();
         devices(app, "ada");
-        Instant at = now().plus(Duration.ofHours(2)).truncatedTo(java.time.temporal.ChronoUnit.MICROS);
-        UUID journey = rows.journey(app.appId(), definition("later",
+        Instant at = now().plus(Duration.ofHours(2)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+        UUID journey = journey(app, "later",
                 "\"later\":{\"type\":\"wait_until\",\"at\":\"" + at + "\",\"next\":\"past\"},"
                         + "\"past\":{\"type\":\"wait_until\",\"at\":\"2020-01-01T00:00:00Z\",\"next\":\"reached\"},"
-                        + "\"reached\":{\"type\":\"goal\",\"name\":\"reached\"}"), now());
-        UUID execution = start(app, journey, "ada", "later");
+                        + "\"reached\":{\"type\":\"goal\",\"name\":\"reached\"}");
+        UUID execution = enter(app, journey, "ada");
 
         awaitStatus(execution, "waiting");
         Map<String, Object> waiting = rows.execution(execution);
@@ -217,17 +262,16 @@ class JourneyExecutionTests extends PeerApiTest {
     @Test
     void branchTakesYesForUsersWithAMatchingDeviceAndNoForTheOthers() throws Exception {
         TestApp app = newApp();
-        credentials(app);
-        register(app, "ios", TestTokens.apns(), ",\"external_user_id\":\"pro\",\"tags\":{\"plan\":\"pro\"}");
-        register(app, "ios", TestTokens.apns(), ",\"external_user_id\":\"free\",\"tags\":{\"plan\":\"free\"}");
-        UUID journey = rows.journey(app.appId(), definition("check",
+        devices(app, "pro", "free");
+        assertThat(api.patch("/v1/users/pro", app.serverKey(), "{\"tags\":{\"plan\":\"pro\"}}").status()).isEqualTo(200);
+        assertThat(api.patch("/v1/users/free", app.serverKey(), "{\"tags\":{\"plan\":\"free\"}}").status()).isEqualTo(200);
+        UUID journey = journey(app, "check",
                 "\"check\":{\"type\":\"branch\",\"filter\":{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"pro\"},"
                         + "\"yes\":\"paying\",\"no\":\"trial\"},"
                         + "\"paying\":{\"type\":\"goal\",\"name\":\"paying\"},"
-                        + "\"trial\":{\"type\":\"goal\",\"name\":\"trial\"}"), now());
-        UUID pro = rows.start(app.appId(), journey, 1, rows.userId(app.appId(), "pro"), "check", now());
-        UUID free = rows.start(app.appId(), journey, 1, rows.userId(app.appId(), "free"), "check", now());
-        wakeup.wake();
+                        + "\"trial\":{\"type\":\"goal\",\"name\":\"trial\"}");
+        UUID pro = enter(app, journey, "pro");
+        UUID free = enter(app, journey, "free");
 
         awaitStatus(pro, "completed");
         awaitStatus(free, "completed");
@@ -236,7 +280,7 @@ class JourneyExecutionTests extends PeerApiTest {
 
         // the user's current data decides: after a tag change the same user goes the other way
         assertThat(api.patch("/v1/users/free", app.serverKey(), "{\"tags\":{\"plan\":\"pro\"}}").status()).isEqualTo(200);
-        UUID again = start(app, journey, "free", "check");
+        UUID again = enter(app, journey, "free");
         awaitStatus(again, "completed");
         assertThat(rows.goals(again)).containsExactly("paying");
     }
@@ -247,11 +291,12 @@ class JourneyExecutionTests extends PeerApiTest {
     void splitDividesUsersByTheWeightsAndEachUserAlwaysTakesTheSameBranch() {
         TestApp app = newApp();
         int n = 1000;
+        // users without devices (no event can start them): their executions are written directly
         List<UUID> users = rows.users(app.appId(), n);
-        UUID journey = rows.journey(app.appId(), definition("split",
+        UUID journey = journey(app, "split",
                 "\"split\":{\"type\":\"split\",\"branches\":[{\"weight\":20,\"next\":\"a\"},{\"weight\":30,\"next\":\"b\"},"
                         + "{\"weight\":50,\"next\":\"c\"}]},"
-                        + "\"a\":{\"type\":\"goal\"},\"b\":{\"type\":\"goal\"},\"c\":{\"type\":\"goal\"}"), now());
+                        + "\"a\":{\"type\":\"goal\"},\"b\":{\"type\":\"goal\"},\"c\":{\"type\":\"goal\"}");
         List<UUID> first = rows.startAll(app.appId(), journey, users, "split", now());
         wakeup.wake();
         await().atMost(WAIT).until(() -> completed(journey) == n);
@@ -304,10 +349,10 @@ class JourneyExecutionTests extends PeerApiTest {
             assertThat(created.status()).as(created.toString()).isEqualTo(201);
             String webhookId = created.json().path("webhook_id").asString();
             String secret = created.json().path("secret").asString();
-            UUID journey = rows.journey(app.appId(), definition("call",
+            UUID journey = journey(app, "call",
                     "\"call\":{\"type\":\"webhook\",\"webhook_id\":\"" + webhookId + "\",\"next\":\"end\"},"
-                            + "\"end\":{\"type\":\"exit\"}"), now());
-            UUID execution = start(app, journey, "ada", "call");
+                            + "\"end\":{\"type\":\"exit\"}");
+            UUID execution = enter(app, journey, "ada");
 
             awaitStatus(execution, "completed");
             await().atMost(WAIT).until(() -> !received.isEmpty());
@@ -326,7 +371,7 @@ class JourneyExecutionTests extends PeerApiTest {
 
             // the endpoint deleted meanwhile: the step is skipped, the execution goes on and says why
             assertThat(api.delete("/v1/webhooks/" + webhookId, app.serverKey()).status()).isEqualTo(200);
-            UUID later = start(app, journey, "ada", "call");
+            UUID later = enter(app, journey, "ada");
             awaitStatus(later, "completed");
             assertThat((String) rows.execution(later).get("last_error")).startsWith("webhook_skipped").contains(webhookId);
         }
@@ -345,19 +390,24 @@ class JourneyExecutionTests extends PeerApiTest {
     void goalIsRecordedAndTheExecutionGoesOnToItsExit() throws Exception {
         TestApp app = newApp();
         devices(app, "ada");
-        UUID journey = rows.journey(app.appId(), definition("converted",
-                "\"converted\":{\"type\":\"goal\",\"name\":\"converted\",\"next\":\"end\"},\"end\":{\"type\":\"exit\"}"), now());
-        UUID execution = start(app, journey, "ada", "converted");
+        UUID journey = journey(app, "converted",
+                "\"converted\":{\"type\":\"goal\",\"name\":\"converted\",\"next\":\"end\"},\"end\":{\"type\":\"exit\"}");
+        UUID execution = enter(app, journey, "ada");
         awaitStatus(execution, "completed");
         assertThat(rows.goals(execution)).containsExactly("converted");
         assertThat(rows.execution(execution).get("step")).isEqualTo(2);
+        // the journey's stats count it
+        TestApi.Response stats = api.get("/v1/journeys/" + journey + "/stats", app.serverKey());
+        assertThat(stats.status()).as(stats.toString()).isEqualTo(200);
+        assertThat(stats.json().path("goals").get(0).path("node_id").asString()).isEqualTo("converted");
+        assertThat(stats.json().path("goals").get(0).path("total").asLong()).isEqualTo(1);
     }
 
     @Test
     void anExecutionWhoseUserWasDeletedFailsWithTheReason() throws Exception {
         TestApp app = newApp();
         devices(app, "ada");
-        UUID journey = rows.journey(app.appId(), definition("end", "\"end\":{\"type\":\"exit\"}"), now());
+        UUID journey = journey(app, "end", "\"end\":{\"type\":\"exit\"}");
         UUID user = rows.userId(app.appId(), "ada");
         assertThat(api.delete("/v1/users/ada", app.serverKey()).status()).isEqualTo(200);
         UUID execution = rows.start(app.appId(), journey, 1, user, "end", now());
@@ -370,11 +420,12 @@ class JourneyExecutionTests extends PeerApiTest {
     void anExecutionWhoseStoredVersionTheReaderRefusesFailsWithTheReason() throws Exception {
         TestApp app = newApp();
         devices(app, "ada");
-        // a cycle whose only pause is a past wait_until: refused by the definition rules (it would loop without end)
-        UUID journey = rows.journey(app.appId(), definition("a",
+        UUID journey = journey(app, "a", "\"a\":{\"type\":\"exit\"}");
+        // as stored under other rules: a cycle whose only pause is a past wait_until, which the reader refuses
+        rows.overwriteDefinition(journey, 1, definition(EVENT, "a",
                 "\"a\":{\"type\":\"wait_until\",\"at\":\"2020-01-01T00:00:00Z\",\"next\":\"b\"},"
-                        + "\"b\":{\"type\":\"goal\",\"next\":\"a\"}"), now());
-        UUID execution = start(app, journey, "ada", "a");
+                        + "\"b\":{\"type\":\"goal\",\"next\":\"a\"}"));
+        UUID execution = enter(app, journey, "ada");
         awaitStatus(execution, "failed");
         assertThat(rows.execution(execution).get("last_error")).isEqualTo(JourneyRunner.DEFINITION_UNREADABLE);
         assertThat(rows.goals(execution)).isEmpty();
@@ -382,62 +433,71 @@ class JourneyExecutionTests extends PeerApiTest {
 
     // ---- versions and states ---------------------------------------------------------------------
 
+    private static String waitThenSay(String title) {
+        return "\"pause\":{\"type\":\"wait\",\"seconds\":60,\"next\":\"say\"},\"say\":" + push(title, "end")
+                + ",\"end\":{\"type\":\"exit\"}";
+    }
+
     @Test
-    void aWaitingExecutionKeepsItsVersionWhenANewVersionIsWritten() throws Exception {
+    void aWaitingExecutionKeepsItsVersionAcrossAPatchAndANewEntryRunsTheNewVersion() throws Exception {
         TestApp app = newApp();
         String token = devices(app, "ada").get("ada");
-        UUID journey = rows.journey(app.appId(), definition("pause",
-                "\"pause\":{\"type\":\"wait\",\"seconds\":60,\"next\":\"say\"},\"say\":" + push("Version one", "end")
-                        + ",\"end\":{\"type\":\"exit\"}"), now());
-        UUID execution = start(app, journey, "ada", "pause");
-        awaitStatus(execution, "waiting");
+        UUID journey = journey(app, "pause", waitThenSay("Version one"));
+        UUID first = enter(app, journey, "ada");
+        awaitStatus(first, "waiting");
 
-        rows.version(journey, 2, definition("pause",
-                "\"pause\":{\"type\":\"wait\",\"seconds\":60,\"next\":\"say\"},\"say\":" + push("Version two", "end")
-                        + ",\"end\":{\"type\":\"exit\"}"), now());
+        patch(app, journey, "{\"definition\":" + definition(EVENT, "pause", waitThenSay("Version two")) + "}");
+        UUID second = enter(app, journey, "ada");
+        awaitStatus(second, "waiting");
         clock.advance(Duration.ofSeconds(61));
         wakeup.wake();
-        awaitStatus(execution, "completed");
-        await().atMost(WAIT).until(() -> titlesAt(token).contains("Version one"));
-        assertThat(titlesAt(token)).containsExactly("Version one");
-        assertThat(rows.execution(execution).get("version")).isEqualTo(1);
+        awaitStatus(first, "completed");
+        awaitStatus(second, "completed");
+        await().atMost(WAIT).until(() -> titlesAt(token).size() == 2);
+        assertThat(titlesAt(token)).containsExactlyInAnyOrder("Version one", "Version two");
+        assertThat(rows.execution(first).get("version")).isEqualTo(1);
+        assertThat(rows.execution(second).get("version")).isEqualTo(2);
+        assertThat(journeyNotifications(app)).extracting(n -> n.path("target").path("version").asInt())
+                .containsExactlyInAnyOrder(1, 2);
     }
 
     @Test
     void aPausedJourneyHoldsItsDueExecutionsAndResumingRunsThem() throws Exception {
         TestApp app = newApp();
-        devices(app, "ada");
-        String nodes = "\"end\":{\"type\":\"exit\"}";
-        UUID paused = rows.journey(app.appId(), definition("end", nodes), now());
-        UUID running = rows.journey(app.appId(), definition("end", nodes), now());
-        rows.status(paused, "paused");
-        UUID held = rows.start(app.appId(), paused, 1, rows.userId(app.appId(), "ada"), "end", now());
-        // due after the held one: once it ran, the worker has passed over the held one
-        UUID ran = rows.start(app.appId(), running, 1, rows.userId(app.appId(), "ada"), "end", now().plusMillis(1));
-        clock.advance(Duration.ofMillis(2));
-        wakeup.wake();
-        awaitStatus(ran, "completed");
-        assertThat(rows.status(held)).isEqualTo("active");
+        String token = devices(app, "ada").get("ada");
+        UUID probe = probe(app);
+        UUID journey = journey(app, "pause", waitThenSay("After the pause"));
+        UUID execution = enter(app, journey, "ada");
+        awaitStatus(execution, "waiting");
 
-        rows.status(paused, "active");
-        wakeup.wake();
-        awaitStatus(held, "completed");
+        patch(app, journey, "{\"status\":\"paused\"}");
+        clock.advance(Duration.ofSeconds(61));
+        workerLookedAgain(app, probe, "ada");
+        assertThat(rows.execution(execution).get("status")).isEqualTo("waiting");
+        assertThat(rows.execution(execution).get("node_id")).isEqualTo("say");
+        assertThat(titlesAt(token)).isEmpty();
+
+        patch(app, journey, "{\"status\":\"active\"}");
+        awaitStatus(execution, "completed");
+        await().atMost(WAIT).until(() -> titlesAt(token).contains("After the pause"));
     }
 
     @Test
-    void anArchivedJourneysExecutionsAreNotRun() throws Exception {
+    void archivingCancelsAWaitingExecutionAndItNeverRuns() throws Exception {
         TestApp app = newApp();
-        devices(app, "ada");
-        String nodes = "\"end\":{\"type\":\"exit\"}";
-        UUID archived = rows.journey(app.appId(), definition("end", nodes), now());
-        UUID running = rows.journey(app.appId(), definition("end", nodes), now());
-        rows.status(archived, "archived");
-        UUID held = rows.start(app.appId(), archived, 1, rows.userId(app.appId(), "ada"), "end", now());
-        UUID ran = rows.start(app.appId(), running, 1, rows.userId(app.appId(), "ada"), "end", now().plusMillis(1));
-        clock.advance(Duration.ofMillis(2));
-        wakeup.wake();
-        awaitStatus(ran, "completed");
-        assertThat(rows.status(held)).isEqualTo("active");
+        String token = devices(app, "ada").get("ada");
+        UUID probe = probe(app);
+        UUID journey = journey(app, "pause", waitThenSay("Never"));
+        UUID execution = enter(app, journey, "ada");
+        awaitStatus(execution, "waiting");
+
+        assertThat(api.delete("/v1/journeys/" + journey, app.serverKey()).status()).isEqualTo(200);
+        assertThat(rows.status(execution)).isEqualTo("cancelled");
+        clock.advance(Duration.ofSeconds(61));
+        workerLookedAgain(app, probe, "ada");
+        assertThat(rows.status(execution)).isEqualTo("cancelled");
+        assertThat(titlesAt(token)).isEmpty();
+        assertThat(journeyNotifications(app)).isEmpty();
     }
 
     // ---- exactly once ----------------------------------------------------------------------------
@@ -446,8 +506,8 @@ class JourneyExecutionTests extends PeerApiTest {
     void aBatchThatFailsAfterItsPushIsRolledBackWholeAndThePushIsSentOnceWhenItRunsAgain() throws Exception {
         TestApp app = newApp();
         String token = devices(app, "ada").get("ada");
-        UUID journey = rows.journey(app.appId(), definition("say", "\"say\":" + push("Only once", "boom")
-                + ",\"boom\":{\"type\":\"goal\",\"name\":\"boom\",\"next\":\"end\"},\"end\":{\"type\":\"exit\"}"), now());
+        UUID journey = journey(app, "say", "\"say\":" + push("Only once", "boom")
+                + ",\"boom\":{\"type\":\"goal\",\"name\":\"boom\",\"next\":\"end\"},\"end\":{\"type\":\"exit\"}");
         // the goal's insert (after the push in the same batch) fails twice, as a database error would
         String suffix = app.appId().toString().replace("-", "");
         jdbc.sql("create sequence boom_" + suffix).update();
@@ -457,7 +517,7 @@ class JourneyExecutionTests extends PeerApiTest {
         jdbc.sql("create trigger boom_" + suffix + " before insert on journey_goals for each row execute function boom_"
                 + suffix + "()").update();
         try {
-            UUID execution = start(app, journey, "ada", "say");
+            UUID execution = enter(app, journey, "ada");
             awaitStatus(execution, "completed");
             long attempts = jdbc.sql("select last_value from boom_" + suffix).query(Long.class).single();
             assertThat(attempts).as("the batch failed twice before it committed").isEqualTo(3);

@@ -9,9 +9,9 @@ import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
 /**
- * Journey rows written and read directly, for the execution worker's tests: journeys and their
- * versions (as the API would store them), executions as an entry would start them, and what the
- * worker left in them.
+ * Journey execution rows written and read directly, for the execution worker's tests: executions as
+ * an entry starts them (for what no event can start: a user without devices, a user deleted since),
+ * and what the worker left in them.
  */
 final class JourneyRows {
 
@@ -21,30 +21,10 @@ final class JourneyRows {
         this.jdbc = jdbc;
     }
 
-    /** An active journey with version 1 of {@code definition} (JSON as the API stores it). */
-    UUID journey(UUID appId, String definition, Instant now) {
-        UUID id = UUID.randomUUID();
-        jdbc.sql("""
-                        insert into journeys (id, app_id, name, status, reentry_limit, current_version, trigger_type,
-                                              trigger_event_name, created_at, updated_at)
-                        values (:id, :app, 'test journey', 'active', 100, 1, 'custom_event', 'test', :now, :now)""")
-                .param("id", id).param("app", appId).param("now", ts(now)).update();
-        version(id, 1, definition, now);
-        return id;
-    }
-
-    /** Adds {@code version} of the journey and makes it current. */
-    void version(UUID journeyId, int version, String definition, Instant now) {
-        jdbc.sql("""
-                        insert into journey_versions (journey_id, version, name, status, reentry_limit, definition, created_at)
-                        values (:id, :version, 'test journey', 'active', 100, cast(:definition as jsonb), :now)""")
-                .param("id", journeyId).param("version", version).param("definition", definition).param("now", ts(now)).update();
-        jdbc.sql("update journeys set current_version = :version, updated_at = :now where id = :id")
-                .param("id", journeyId).param("version", version).param("now", ts(now)).update();
-    }
-
-    void status(UUID journeyId, String status) {
-        jdbc.sql("update journeys set status = :status where id = :id").param("id", journeyId).param("status", status).update();
+    /** Replaces a stored version's definition, as if it had been written under other rules. */
+    void overwriteDefinition(UUID journeyId, int version, String definition) {
+        jdbc.sql("update journey_versions set definition = cast(:d as jsonb) where journey_id = :j and version = :v")
+                .param("d", definition).param("j", journeyId).param("v", version).update();
     }
 
     /** Starts an execution at {@code node}, due at {@code now}, as an entry does. */
@@ -59,9 +39,27 @@ final class JourneyRows {
         return id;
     }
 
-    /** Starts one execution per user in one statement; returns their ids in the users' order. */
+    /** Starts one execution per user (version 1) in one statement; returns their ids in the users' order. */
     List<UUID> startAll(UUID appId, UUID journeyId, List<UUID> users, String node, Instant now) {
-        return users.stream().map(u -> start(appId, journeyId, 1, u, node, now)).toList();
+        List<UUID> ids = users.stream().map(u -> UUID.randomUUID()).toList();
+        jdbc.sql("""
+                        insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step,
+                                                        due_at, entered_at, updated_at)
+                        select x.id, :app, :journey, 1, x.user_id, 'active', :node, 0, :now, :now, :now
+                        from unnest(cast(:ids as uuid[]), cast(:users as uuid[])) as x(id, user_id)""")
+                .param("app", appId).param("journey", journeyId).param("node", node).param("now", ts(now))
+                .param("ids", array(ids)).param("users", array(users)).update();
+        return ids;
+    }
+
+    /** The journey's executions of the user. */
+    List<UUID> executions(UUID journeyId, UUID userId) {
+        return jdbc.sql("select id from journey_executions where journey_id = :j and user_id = :u")
+                .param("j", journeyId).param("u", userId).query(UUID.class).list();
+    }
+
+    private static String array(List<UUID> ids) {
+        return ids.stream().map(UUID::toString).collect(java.util.stream.Collectors.joining(",", "{", "}"));
     }
 
     /** status, node_id, step, due_at, ended_at, last_error, version of an execution. */

@@ -214,6 +214,22 @@ class JourneyEntryTests extends ApiTest {
         assertThat(executions(journey)).hasSize(1);
     }
 
+    @Test
+    void onlyKnownUsersEnterASegmentTriggeredJourney() {
+        TestApp app = newApp();
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"ios\",\"filter\":{\"field\":\"platform\",\"operator\":\"eq\",\"value\":\"ios\"}}");
+        assertThat(segment.status()).as(segment.toString()).isEqualTo(201);
+        Device anonymous = device(app, null);
+        Device ada = device(app, "ada");
+        UUID journey = segmentJourney(app, "active", 1, UUID.fromString(segment.json().path("segment_id").asString()));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, ada.userId()));
+        assertThat(anonymous.userId()).isNotNull();
+        assertThat(member(journey, anonymous.userId())).isFalse();
+        assertThat(executions(journey)).extracting(Execution::userId).containsExactly(ada.userId());
+    }
+
     // --- helpers
 
     record Device(UUID id, UUID userId) {

@@ -369,11 +369,20 @@ class JourneyExecutionTests extends PeerApiTest {
             assertThat(request.header("webhook-signature")).isEqualTo(signature(secret, request));
             assertThat(rows.execution(execution).get("last_error")).isNull();
 
-            // the endpoint deleted meanwhile: the step is skipped, the execution goes on and says why
+            // the endpoint disabled meanwhile: the step is skipped, the execution goes on and says why
+            assertThat(api.patch("/v1/webhooks/" + webhookId, app.serverKey(), "{\"enabled\":false}").status()).isEqualTo(200);
+            UUID whileDisabled = enter(app, journey, "ada");
+            awaitStatus(whileDisabled, "completed");
+            assertThat((String) rows.execution(whileDisabled).get("last_error")).startsWith("webhook_skipped")
+                    .contains(webhookId).contains("disabled");
+
+            // deleted: the same
             assertThat(api.delete("/v1/webhooks/" + webhookId, app.serverKey()).status()).isEqualTo(200);
             UUID later = enter(app, journey, "ada");
             awaitStatus(later, "completed");
-            assertThat((String) rows.execution(later).get("last_error")).startsWith("webhook_skipped").contains(webhookId);
+            assertThat((String) rows.execution(later).get("last_error")).startsWith("webhook_skipped")
+                    .contains(webhookId).contains("no longer exists");
+            assertThat(received).as("nothing sent while disabled or after the deletion").isEmpty();
         }
     }
 
@@ -401,6 +410,11 @@ class JourneyExecutionTests extends PeerApiTest {
         assertThat(stats.status()).as(stats.toString()).isEqualTo(200);
         assertThat(stats.json().path("goals").get(0).path("node_id").asString()).isEqualTo("converted");
         assertThat(stats.json().path("goals").get(0).path("total").asLong()).isEqualTo(1);
+        // and the worker's metrics count the node types it ran
+        TestApi.Response metrics = api.get("/actuator/prometheus", null);
+        assertThat(metrics.status()).isEqualTo(200);
+        assertThat(metrics.body()).contains("push_journeys_nodes_total{type=\"goal\"}")
+                .contains("push_journeys_nodes_total{type=\"exit\"}").contains("push_journeys_batch_duration_seconds_count");
     }
 
     @Test

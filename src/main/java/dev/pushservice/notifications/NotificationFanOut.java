@@ -121,6 +121,21 @@ public class NotificationFanOut {
         this.pageSize = pageSize;
     }
 
+    /**
+     * The whole fan-out of a queued notification in the caller's transaction (every step's
+     * {@link TransactionTemplate} joins it): the same states, lifecycle facts, pages, send-time
+     * rules, {@link DeliveryHandoff} calls and logs as the task, committed with the caller's writes.
+     * Delivery is signalled after that commit. For audiences known to be tiny: the notification's
+     * creation for a device or user target, a notification the service makes for a list of users.
+     * No task is enqueued for such a notification, so nothing fans it out a second time.
+     */
+    public void materializeNow(UUID appId, UUID notificationId) {
+        if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("materializeNow must run in the caller's transaction");
+        }
+        run(new Data(appId, notificationId));
+    }
+
     void run(Data data) {
         UUID app = data.appId();
         UUID id = data.notificationId();

@@ -100,7 +100,9 @@ public class NotificationService implements NotificationReferences {
 
     /**
      * Creates a notification, or replays the one created earlier with the same idempotency key.
-     * One transaction: the notification, its lifecycle facts and its fan-out task commit together.
+     * One transaction: the notification, its lifecycle facts and its fan-out task commit together;
+     * for a tiny audience known at creation ({@link #materializesAtCreation}) its recipients instead,
+     * materialized by the fan-out's own code in this transaction, delivery woken after the commit.
      * A concurrent request with the same key waits on the unique index and then replays.
      *
      * @throws InvalidInput a reference is unknown, another app's or archived; title or body
@@ -136,14 +138,32 @@ public class NotificationService implements NotificationReferences {
         if (!scheduled) {
             lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
         }
-        // a draft gets its fan-out task when it is due (queueDueDrafts)
-        if (!scheduled) enqueueFanOut(appId, id, priority);
+        // a draft gets its fan-out task when it is due (queueDueDrafts); a tiny audience known now is
+        // materialized in this transaction (no task, no scheduler hop), any other by the fan-out task
+        if (!scheduled && materializesAtCreation(request)) {
+            fanOut.getObject().materializeNow(appId, id);
+        } else if (!scheduled) {
+            enqueueFanOut(appId, id, priority);
+        }
         List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
         if (template != null) fields.add("template_id");
         if (request.scheduledAt() != null) fields.add("scheduled_at");
         audit.record(appId, "notification.create", "notification", id, fields);
         log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /**
+     * Whether an immediate notification's recipients are materialized in its creation transaction
+     * (docs/api-decisions.md "Immediate fan-out for tiny audiences"): a {@code device} target (one
+     * device at most) or a {@code user} target (that user's devices), without included or excluded
+     * segments (evaluating a segment can read the app's whole device table: the task does that).
+     */
+    static boolean materializesAtCreation(NotificationRequest request) {
+        String type = request.target().type();
+        return ("device".equals(type) || "user".equals(type))
+                && (request.includedSegmentIds() == null || request.includedSegmentIds().isEmpty())
+                && (request.excludedSegmentIds() == null || request.excludedSegmentIds().isEmpty());
     }
 
     /** The content fields a notification made by the service itself ({@link #createForUsers}) keeps. */
@@ -208,7 +228,7 @@ public class NotificationService implements NotificationReferences {
         lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", QUEUED), now);
         lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
         // fan-out in this transaction: every page joins it, so the recipients commit with the caller
-        fanOut.getObject().run(new NotificationFanOut.Data(appId, id));
+        fanOut.getObject().materializeNow(appId, id);
         return id;
     }
 

@@ -42,6 +42,9 @@ class DeliveryTests extends PeerApiTest {
     JdbcClient jdbc;
 
     @Autowired
+    javax.sql.DataSource dataSource;
+
+    @Autowired
     DeliveryEngine delivery;
 
     @Autowired
@@ -332,6 +335,35 @@ class DeliveryTests extends PeerApiTest {
                 .as("the transactional send did not wait for the bulk send").isEqualTo("processing");
         assertThat(FCM.receivedFor(urgentToken)).hasSize(1);
         assertThat(finished(app, bulk).path("status").asString()).isEqualTo("completed");
+    }
+
+    @Test
+    void aDeviceTargetedTransactionalSendHasItsRecipientAtTheAcceptanceWithoutTheScheduler() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String token = TestTokens.apns();
+        UUID device = register(app, "ios", token, "");
+        // no task can be enqueued, picked or run while this lock is held: a fan-out task would make
+        // the creation wait here, and the scheduler's polling waits here too
+        try (java.sql.Connection held = dataSource.getConnection()) {
+            held.setAutoCommit(false);
+            try (var lock = held.createStatement()) {
+                lock.execute("lock table scheduled_tasks in exclusive mode");
+            }
+            try {
+                var created = java.util.concurrent.CompletableFuture.supplyAsync(() -> send(app,
+                        "{\"title\":\"code\",\"body\":\"123456\",\"priority\":\"transactional\","
+                                + "\"target\":{\"type\":\"device\",\"device_id\":\"" + device + "\"}}"));
+                await().atMost(WAIT).until(created::isDone);
+                String id = created.join();
+                assertThat(recipients(app, id)).as("the recipient exists when the 202 is sent").containsOnlyKeys(device);
+                await().atMost(WAIT).until(() -> APNS_RECEIVED.containsKey(token));
+                assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+                assertThat(APNS_RECEIVED.get(token)).hasSize(1);
+            } finally {
+                held.rollback();
+            }
+        }
     }
 
     @Test

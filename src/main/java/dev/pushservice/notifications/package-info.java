@@ -10,7 +10,9 @@
  * required after template resolution. One transaction inserts the notification with its snapshots
  * (content after template resolution, with the template id and version; the audience definition
  * with every segment's id, version and filter; the creation instant), its lifecycle facts and, for an
- * immediate one, its fan-out task. {@code (app_id, idempotency_key)} is unique: a concurrent duplicate
+ * immediate one, its fan-out task (for a {@code device} or {@code user} target without segments, its
+ * recipients instead: {@link dev.pushservice.notifications.NotificationFanOut#materializeNow}, no
+ * scheduler hop). {@code (app_id, idempotency_key)} is unique: a concurrent duplicate
  * waits on the index, then replays the original; the same key with another body (SHA-256 of the
  * canonical body) is a 422. A request refused by validation stores nothing, so its key stays unused.
  *

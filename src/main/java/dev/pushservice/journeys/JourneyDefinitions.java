@@ -9,15 +9,13 @@ import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.Timestamps;
 import dev.pushservice.segments.Filter;
 import dev.pushservice.segments.FilterParser;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.TemplateContent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -409,13 +407,14 @@ public final class JourneyDefinitions {
             }
             String raw = n.string("at", 64);
             if (raw == null) return null;
-            try {
-                return OffsetDateTime.parse(raw, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant()
-                        .truncatedTo(ChronoUnit.MICROS);
-            } catch (DateTimeParseException e) {
-                n.reject("at", "must be an ISO 8601 timestamp with a time zone offset or Z, such as 2026-05-01T09:00:00+02:00");
+            // in range: a year the database cannot store would fail every batch holding the execution
+            Instant at = Timestamps.parseOffset(raw);
+            if (at == null) {
+                n.reject("at", "must be an ISO 8601 timestamp with a time zone offset or Z, " + Timestamps.RANGE
+                        + ", such as 2026-05-01T09:00:00+02:00");
                 return null;
             }
+            return at.truncatedTo(ChronoUnit.MICROS);
         }
 
         private Filter filter(JsonInput n) {

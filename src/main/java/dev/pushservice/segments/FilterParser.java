@@ -7,13 +7,13 @@ import dev.pushservice.platform.rules.EventNames;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.Timestamps;
 import dev.pushservice.segments.Filter.Condition;
 import dev.pushservice.segments.Filter.Field;
 import dev.pushservice.segments.Filter.Group;
 import dev.pushservice.segments.Filter.Kind;
 import dev.pushservice.segments.Filter.Operator;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -294,14 +294,11 @@ public final class FilterParser {
                     reject(where, "must be true or false");
                 }
                 case CREATED_AT, LAST_SEEN_AT -> {
-                    if (v.isString()) {
-                        try {
-                            return OffsetDateTime.parse(v.stringValue()).toInstant();
-                        } catch (DateTimeParseException e) {
-                            // reported below
-                        }
-                    }
-                    reject(where, "must be an ISO 8601 timestamp with a time zone, e.g. 2026-01-31T12:00:00Z");
+                    // in range: a year the database cannot store failed the statement comparing it (a 500)
+                    Instant at = v.isString() ? Timestamps.parseOffset(v.stringValue()) : null;
+                    if (at != null) return at;
+                    reject(where, "must be an ISO 8601 timestamp with a time zone, " + Timestamps.RANGE
+                            + ", e.g. 2026-01-31T12:00:00Z");
                 }
                 case EVENT, CUSTOM_EVENT -> {
                     if (v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 && v.intValue() <= Limits.FILTER_DAYS) {

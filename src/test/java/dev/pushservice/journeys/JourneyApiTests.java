@@ -495,6 +495,10 @@ class JourneyApiTests extends ApiTest {
                 new Case(withNode(good, "pause", "{'type':'wait','seconds':60,'next':'nowhere'}"), n + "pause.next"),
                 new Case(withNode(good, "pause", "{'type':'wait_until','at':'2026-12-01T09:00:00','next':'won'}"), n + "pause.at"),
                 new Case(withNode(good, "pause", "{'type':'wait_until','at':'soon','next':'won'}"), n + "pause.at"),
+                // java.time parses it, no timestamptz holds it: an execution reaching it failed every batch it was in
+                new Case(withNode(good, "pause", "{'type':'wait_until','at':'+999999999-12-31T23:59:59Z','next':'won'}"), n + "pause.at"),
+                new Case(withNode(good, "pause", "{'type':'branch','filter':{'field':'created_at','operator':'lt',"
+                        + "'value':'+999999999-12-31T23:59:59Z'},'yes':'won','no':'done'}"), n + "pause.filter.value"),
                 new Case(withNode(good, "pause", "{'type':'branch','filter':{'field':'platform','operator':'eq','value':'pc'},"
                         + "'yes':'won','no':'done'}"), n + "pause.filter.value"),
                 new Case(withNode(good, "pause", "{'type':'branch','filter':{'field':'platform','operator':'eq','value':'ios'},"

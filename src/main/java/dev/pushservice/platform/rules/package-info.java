@@ -2,7 +2,7 @@
  * The one home of every input rule the API, the filter parser and the admin CLI share: field limits
  * ({@link Limits}: the spec's "Limits" table and the project's own documented limits), the
  * control-character and key-character rules ({@link TextRules}), locales ({@link Locales}), time
- * zones ({@link TimeZones}), the platforms ({@link Platform}) and event names ({@link EventNames}).
+ * zones ({@link TimeZones}), the storable range of timestamps ({@link Timestamps}), the platforms ({@link Platform}) and event names ({@link EventNames}).
  *
  * <p>A route never re-types a number, a pattern or a list of values that lives here; its messages
  * are built from these constants, so a limit and the message that states it cannot drift apart.

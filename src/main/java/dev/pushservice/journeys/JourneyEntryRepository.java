@@ -60,6 +60,7 @@ class JourneyEntryRepository {
                         with live as (
                             select 1 from journeys
                             where id = :journey and app_id = :app and status = 'active' and current_version = :version
+                            for key share -- an archive or PATCH under way is waited for, then seen (V28)
                         ), segment as materialized (
                             select distinct d.user_id from devices d %s
                             where d.app_id = :app and d.enabled and d.invalidated_at is null and (%s)

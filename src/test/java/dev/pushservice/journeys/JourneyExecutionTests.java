@@ -514,6 +514,56 @@ class JourneyExecutionTests extends PeerApiTest {
         assertThat(journeyNotifications(app)).isEmpty();
     }
 
+    @Autowired
+    javax.sql.DataSource dataSource;
+
+    /**
+     * The race of an event batch with an archive already under way: the archive has locked and
+     * archived the journey and is cancelling (held here at the row lock of a waiting execution) when
+     * an event of the journey's user commits. The event must not leave an {@code active} execution
+     * in the archived journey (nothing would ever run or cancel it).
+     */
+    @Test
+    void anEventRacingAnArchiveLeavesNoRunningExecutionInTheArchivedJourney() throws Exception {
+        TestApp app = newApp();
+        devices(app, "ada");
+        UUID journey = journey(app, "pause", waitThenSay("Never"));
+        UUID waiting = enter(app, journey, "ada");
+        awaitStatus(waiting, "waiting");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (java.sql.Connection holder = dataSource.getConnection()) {
+            holder.setAutoCommit(false);
+            try (var ps = holder.prepareStatement("select id from journey_executions where id = ? for update")) {
+                ps.setObject(1, waiting);
+                ps.executeQuery().close();
+            }
+            var archived = pool.submit(() -> api.delete("/v1/journeys/" + journey, app.serverKey()));
+            awaitLockWaiters(1); // the archive, at its cancel
+            var event = pool.submit(() -> api.post("/v1/events", app.publicKey(), "{\"event_type\":\"custom\",\"event_name\":\""
+                    + EVENT + "\",\"device_id\":\"" + deviceOf.get("ada") + "\"}"));
+            // the event batch either waits for the archive's lock on the journey or has finished
+            await().atMost(WAIT).until(() -> lockWaiters() >= 2 || event.isDone());
+            holder.commit();
+            assertThat(archived.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(200);
+            assertThat(event.get(30, java.util.concurrent.TimeUnit.SECONDS).status()).isEqualTo(202);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(rows.status(waiting)).isEqualTo("cancelled");
+        Long running = jdbc.sql("select count(*) from journey_executions where journey_id = :j and status in ('active', 'waiting')")
+                .param("j", journey).query(Long.class).single();
+        assertThat(running).as("executions left running in the archived journey").isZero();
+    }
+
+    private long lockWaiters() {
+        return jdbc.sql("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'"
+                + " and (query ilike '%journey_executions%' or query ilike '%events%')").query(Long.class).single();
+    }
+
+    private void awaitLockWaiters(long n) {
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> lockWaiters() >= n);
+    }
+
     // ---- exactly once ----------------------------------------------------------------------------
 
     @Test

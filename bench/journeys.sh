@@ -48,8 +48,9 @@ for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" 
 load() { "$JAVA" -Xmx512m -cp "$CP" dev.pushservice.bench.JourneyLoad "$@"; }
 
 # shellcheck disable=SC2046
+# a delivery lease of 20 s (default 2 min): pushes in flight at a kill are claimed again within the run
 SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000
-  PUSH_RATE_LIMIT_APP_BURST=1000000 PUSH_RATE_LIMIT_ORG_BURST=1000000 $(cat "$PEERS/peers.env"))
+  PUSH_RATE_LIMIT_APP_BURST=1000000 PUSH_RATE_LIMIT_ORG_BURST=1000000 PUSH_DELIVERY_LEASE=20s $(cat "$PEERS/peers.env"))
 start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
 KEY=$(bootstrap_key "$DATA" server)
 PUBLIC=$(bootstrap_key "$DATA" public)
@@ -183,6 +184,10 @@ SQL
 $PG -At -F ' ' -c "select status, count(*) from journey_executions where journey_id = '$JOURNEY' group by 1 order by 1" \
   | sed 's/^/  executions /'
 
+$PG -At -F ' ' -c "select n.content ->> 'title', r.status, count(*) from notifications n
+    join notification_recipients r on r.notification_id = n.id
+    where n.app_id = '$APP' and n.content ->> 'title' in ('step-1', 'step-2') group by 1, 2 order by 1, 2" \
+  | sed 's/^/  recipients of /'
 if [ "$CRASH" = crash ]; then
   $PG <<SQL
 create temp table accepted_devices (device_id uuid);

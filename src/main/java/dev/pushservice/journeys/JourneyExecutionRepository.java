@@ -47,20 +47,28 @@ class JourneyExecutionRepository {
 
     /**
      * Locks up to {@code limit} due executions ({@code active} or {@code waiting}, {@code due_at} at or
-     * before {@code now}) of active journeys, oldest due first, skipping rows another worker holds.
-     * A paused journey's executions are not claimed (they keep their place and timer).
+     * before {@code now}) of active journeys, skipping rows another worker holds. A paused or draft
+     * journey's executions are not claimed (they keep their place and timer) and are never read: the
+     * claim starts from the active journeys and reads each one's due executions oldest first through
+     * {@code journey_executions_journey_due_idx} (V29), locking rows only as they are taken. Journeys
+     * are visited in a random order on each claim, so a journey with a large backlog cannot keep
+     * another's due executions waiting for more than a few batches.
      */
     List<Claimed> claim(Instant now, int limit) {
         return jdbc.sql("""
                         select e.id, e.app_id, e.journey_id, e.version, e.user_id, e.node_id, e.step,
                                u.id is not null as user_exists, u.external_user_id
-                        from journey_executions e
-                        join journeys j on j.id = e.journey_id
-                        left join users u on u.id = e.user_id and u.app_id = e.app_id
-                        where e.status in ('active', 'waiting') and e.due_at <= :now and j.status = 'active'
-                        order by e.due_at
-                        limit :limit
-                        for update of e skip locked""")
+                        from (select t.*
+                              from (select id from journeys where status = 'active' order by random()) j
+                              cross join lateral (
+                                  select x.id, x.app_id, x.journey_id, x.version, x.user_id, x.node_id, x.step
+                                  from journey_executions x
+                                  where x.journey_id = j.id and x.status in ('active', 'waiting') and x.due_at <= :now
+                                  order by x.due_at
+                                  limit :limit
+                                  for update skip locked) t
+                              limit :limit) e
+                        left join users u on u.id = e.user_id and u.app_id = e.app_id""")
                 .param("now", ts(now)).param("limit", limit)
                 .query((rs, n) -> new Claimed(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class),
                         rs.getObject("journey_id", UUID.class), rs.getInt("version"), rs.getObject("user_id", UUID.class),

@@ -68,16 +68,16 @@ class JourneyRepository {
     }
 
     /**
-     * Moves a journey that is not archived to its next version with {@code c} as the current values and
-     * returns that version; empty when archived, unknown or another app's. Archiving sets archived_at.
+     * Moves a journey to its next version with {@code c} as the current values and returns that
+     * version; empty when unknown or another app's. Archiving sets archived_at; leaving archived clears it.
      */
     Optional<Integer> bumpVersion(UUID appId, UUID id, Current c, Instant now) {
         Optional<Integer> version = jdbc.sql("""
                         update journeys set current_version = current_version + 1, name = :name, status = :status,
                                reentry_limit = :reentry, trigger_type = :type, trigger_event_name = :event,
                                trigger_segment_id = :segment, updated_at = :now,
-                               archived_at = case when :status = 'archived' then :now end
-                        where app_id = :app and id = :id and status <> 'archived'
+                               archived_at = case when :status = 'archived' then coalesce(archived_at, :now) end
+                        where app_id = :app and id = :id
                         returning current_version""")
                 .param("app", appId).param("id", id).param("name", c.name()).param("status", c.status())
                 .param("reentry", c.reentryLimit()).param("type", triggerType(c.trigger()))

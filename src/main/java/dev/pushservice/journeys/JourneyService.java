@@ -31,7 +31,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>States: created {@code draft} or {@code active}; a PATCH may set {@code draft}, {@code active},
  * {@code paused} or {@code archived}. Draft and paused journeys start no executions and hold their
  * running ones where they are; archiving (PATCH or DELETE) cancels active and waiting executions in
- * the same transaction, and an archived journey cannot be changed again.
+ * the same transaction; executions cancelled so stay cancelled when a PATCH makes the journey
+ * {@code active} again (the spec's state table allows a PATCH from any state).
  */
 @Service
 public class JourneyService {
@@ -88,16 +89,13 @@ public class JourneyService {
 
     /**
      * Adds a version from the current one with {@code patch} applied (every call adds one, even when
-     * nothing changes). 404 when unknown or another app's; 422 when archived. Archiving cancels the
+     * nothing changes), from any state, archived included (spec: "any | PATCH with status"). 404 when
+     * unknown or another app's. Archiving cancels the
      * active and waiting executions in the same transaction.
      */
     @Transactional
     public JourneyView update(UUID appId, UUID journeyId, Patch patch) {
         JourneyRepository.Row current = journeys.lock(appId, journeyId).orElseThrow(() -> new NotFound("Journey"));
-        if ("archived".equals(current.status())) {
-            throw new InvalidInput("Journey is archived",
-                    List.of(new Violation("journey_id", "an archived journey cannot be changed")));
-        }
         String status = patch.status() != null ? patch.status() : current.status();
         JourneyDefinition definition = patch.definition() != null ? patch.definition()
                 : JourneyDefinitions.read(current.definition());

@@ -77,6 +77,16 @@ class JourneyExecutionRepository {
                 .list();
     }
 
+    /** Ends one active or waiting execution as failed; returns 1, or 0 when it had ended meanwhile. */
+    int failOne(UUID execution, String error, Instant now) {
+        return jdbc.sql("""
+                        update journey_executions
+                        set status = 'failed', node_id = null, due_at = null, ended_at = :now, updated_at = :now,
+                            last_error = :error
+                        where id = :id and status in ('active', 'waiting')""")
+                .param("id", execution).param("error", error).param("now", ts(now)).update();
+    }
+
     /** A version of a journey. */
     record VersionKey(UUID journeyId, int version) {
     }

@@ -144,16 +144,38 @@ class JourneyRunner {
     }
 
     /**
+     * A batch failed and was rolled back whole; {@code executions} are the ones it had claimed (they
+     * are due again at once). The worker uses them to find an execution that fails every time.
+     */
+    static final class BatchFailed extends RuntimeException {
+        final List<UUID> executions;
+
+        BatchFailed(List<UUID> executions, RuntimeException cause) {
+            super(cause.toString(), cause);
+            this.executions = List.copyOf(executions);
+        }
+    }
+
+    /**
      * Claims and runs up to {@code limit} due executions in one transaction; a failure rolls the
-     * whole batch back (its executions are claimed again by a later batch) and is thrown.
+     * whole batch back (its executions are claimed again by a later batch) and is thrown as
+     * {@link BatchFailed}.
      */
     BatchResult runBatch(int limit) {
         long started = System.nanoTime();
-        Batch batch = transactions.execute(status -> {
-            Batch b = new Batch(clock.instant().truncatedTo(ChronoUnit.MICROS));
-            b.run(executions.claim(b.now, limit));
-            return b;
-        });
+        List<UUID> claimedIds = new ArrayList<>();
+        Batch batch;
+        try {
+            batch = transactions.execute(status -> {
+                Batch b = new Batch(clock.instant().truncatedTo(ChronoUnit.MICROS));
+                List<JourneyExecutionRepository.Claimed> claimed = executions.claim(b.now, limit);
+                claimed.forEach(c -> claimedIds.add(c.id()));
+                b.run(claimed);
+                return b;
+            });
+        } catch (RuntimeException e) {
+            throw new BatchFailed(claimedIds, e);
+        }
         if (batch == null || batch.claimed == 0) return BatchResult.EMPTY;
         long nanos = System.nanoTime() - started;
         batchTimer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -168,6 +190,21 @@ class JourneyRunner {
                 result.millis(), result.waiting(), result.completed(), result.failed(), result.notifications(),
                 result.webhookDeliveries());
         return result;
+    }
+
+    /**
+     * Ends one execution as {@code failed} with {@code error}, in a transaction of its own, if it is
+     * still active or waiting: for an execution whose step failed alone again and again (a fault that
+     * will not go away), so it stops holding back the executions claimed with it.
+     */
+    void failAlone(UUID execution, String error) {
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
+        Integer n = transactions.execute(status -> executions.failOne(execution, error, now));
+        if (n != null && n > 0) {
+            ended.get("failed").increment();
+            log.warn("Journey execution {} failed: its step failed alone {} times ({})", execution,
+                    JourneyWorker.ATTEMPTS_ALONE, error);
+        }
     }
 
     /** The definition an execution runs, from the cache or read with the batch's others. */

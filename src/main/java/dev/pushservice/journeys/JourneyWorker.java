@@ -68,6 +68,49 @@ class JourneyWorker implements SmartLifecycle {
                 properties.batchSize(), properties.pollInterval());
     }
 
+    /**
+     * How often an execution's step may fail while it runs alone before the execution is failed
+     * ({@code step_failed}). A transient fault (a lost connection, a deadlock) passes within these
+     * attempts; one that comes back every time would otherwise roll back every batch the execution
+     * is claimed with, and so stop every journey of every app.
+     */
+    static final int ATTEMPTS_ALONE = 3;
+
+    /** Failures of executions that failed alone, per execution (this instance's count; bounded). */
+    private final java.util.Map<java.util.UUID, Integer> failedAlone = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * After a failed batch: a batch of one execution counts a failure against it (and fails it at
+     * {@link #ATTEMPTS_ALONE}); a larger batch is run again one execution at a time, so the one that
+     * fails is found and the others go on.
+     */
+    private void isolate(java.util.List<java.util.UUID> executions) {
+        if (executions.size() == 1) {
+            java.util.UUID id = executions.getFirst();
+            int failures = failedAlone.merge(id, 1, Integer::sum);
+            if (failures >= ATTEMPTS_ALONE) {
+                failedAlone.remove(id);
+                try {
+                    runner.failAlone(id, "step_failed");
+                } catch (RuntimeException e) {
+                    log.warn("Journey execution {} could not be marked failed: {}", id, e.toString());
+                }
+            } else if (failedAlone.size() > 10_000) {
+                failedAlone.clear();
+            }
+            return;
+        }
+        for (int i = 0; i < executions.size() && running; i++) {
+            try {
+                runner.runBatch(1);
+            } catch (JourneyRunner.BatchFailed e) {
+                if (!e.executions.isEmpty()) isolate(e.executions);
+            } catch (RuntimeException e) {
+                log.warn("Journey execution run alone failed: {}", e.toString());
+            }
+        }
+    }
+
     private void loop() {
         long seen = 0;
         while (running) {
@@ -77,10 +120,16 @@ class JourneyWorker implements SmartLifecycle {
                     seen = wakes;
                 }
                 full = runner.runBatch(properties.batchSize()).claimed() >= properties.batchSize();
+            } catch (JourneyRunner.BatchFailed e) {
+                log.warn("Journey batch of {} execution(s) failed and was rolled back; they run again at a later claim: {}",
+                        e.executions.size(), e.getMessage());
+                isolate(e.executions);
+                full = false;
+                seen = -1; // wait a full interval before the next attempt
             } catch (RuntimeException e) {
                 log.warn("Journey batch failed and was rolled back; its executions run again at a later claim: {}", e.toString());
                 full = false;
-                seen = -1; // wait a full interval before the next attempt
+                seen = -1;
             }
             if (full) continue;
             try {

@@ -597,4 +597,37 @@ class JourneyExecutionTests extends PeerApiTest {
             jdbc.sql("drop sequence boom_" + suffix).update();
         }
     }
+
+    @Test
+    void anExecutionWhoseStepFailsEveryTimeEndsFailedAndTheOthersClaimedWithItGoOn() throws Exception {
+        TestApp app = newApp();
+        Map<String, String> tokens = devices(app, "ada", "bob");
+        // two journeys on one event: each event starts one execution of each, claimed in one batch
+        UUID poisoned = journey(app, "stuck", "\"stuck\":{\"type\":\"goal\",\"name\":\"never\"}");
+        UUID healthy = journey(app, "say", "\"say\":" + push("Goes on", "end") + ",\"end\":{\"type\":\"exit\"}");
+        // the poisoned journey's goal insert fails every time, as a fault that does not go away would
+        String suffix = app.appId().toString().replace("-", "");
+        jdbc.sql("create function stuck_" + suffix + "() returns trigger language plpgsql as $$ begin"
+                + " if new.journey_id = '" + poisoned + "' then raise exception 'injected failure'; end if;"
+                + " return new; end $$").update();
+        jdbc.sql("create trigger stuck_" + suffix + " before insert on journey_goals for each row execute function stuck_"
+                + suffix + "()").update();
+        try {
+            UUID ada = enter(app, healthy, "ada");
+            UUID bob = enter(app, healthy, "bob");
+            await().atMost(WAIT).until(() -> titlesAt(tokens.get("ada")).contains("Goes on")
+                    && titlesAt(tokens.get("bob")).contains("Goes on"));
+            awaitStatus(ada, "completed");
+            awaitStatus(bob, "completed");
+            for (UUID stuck : List.of(rows.executions(poisoned, rows.userId(app.appId(), "ada")).getFirst(),
+                    rows.executions(poisoned, rows.userId(app.appId(), "bob")).getFirst())) {
+                awaitStatus(stuck, "failed");
+                assertThat(rows.execution(stuck).get("last_error")).isEqualTo("step_failed");
+            }
+            assertThat(titlesAt(tokens.get("ada"))).containsExactly("Goes on");
+        } finally {
+            jdbc.sql("drop trigger stuck_" + suffix + " on journey_goals").update();
+            jdbc.sql("drop function stuck_" + suffix + "()").update();
+        }
+    }
 }

@@ -32,7 +32,7 @@ cleanup() {
   stop_service
   [ -n "${PROBES_PID:-}" ] && kill "$PROBES_PID" 2>/dev/null || true
   [ -n "${PEERS_PID:-}" ] && kill "$PEERS_PID" 2>/dev/null && wait "$PEERS_PID" 2>/dev/null || true
-  local pg; pg=$(postmaster_pid "$DATA"); [ -n "$pg" ] && kill "$pg" 2>/dev/null || true
+  stop_postgres "$DATA"
   [ -n "${BENCH_KEEP:-}" ] && echo "data kept in $DATA" || rm -rf "$DATA"
 }
 trap cleanup EXIT

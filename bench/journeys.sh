@@ -28,9 +28,7 @@ cleanup() {
   stop_service
   [ -n "${LOAD_PID:-}" ] && kill "$LOAD_PID" 2>/dev/null || true
   [ -n "${PEERS_PID:-}" ] && kill "$PEERS_PID" 2>/dev/null && wait "$PEERS_PID" 2>/dev/null || true
-  local pg; pg=$(postmaster_pid "$DATA"); [ -n "$pg" ] && kill "$pg" 2>/dev/null || true
-  # PostgreSQL writes its shutdown checkpoint before it exits
-  for _ in $(seq 1 100); do [ -n "$pg" ] && kill -0 "$pg" 2>/dev/null || break; sleep 0.1; done
+  stop_postgres "$DATA"
   [ -n "${BENCH_KEEP:-}" ] && echo "data kept in $DATA" || rm -rf "$DATA"
 }
 trap cleanup EXIT

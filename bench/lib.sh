@@ -87,6 +87,12 @@ postmaster_pid() {
   head -n 1 "$1/postgres/postmaster.pid" 2>/dev/null || true
 }
 
+stop_postgres() { # stop_postgres DATA_DIR: stops the embedded PostgreSQL left by the service, after its shutdown checkpoint
+  local pg; pg=$(postmaster_pid "$1"); [ -n "$pg" ] || return 0
+  kill "$pg" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pg" 2>/dev/null || break; sleep 0.1; done
+}
+
 # cpu_report LABEL COUNT BEFORE_SERVICE AFTER_SERVICE BEFORE_PG AFTER_PG ["LOADGEN_USER_S LOADGEN_SYS_S"]:
 # CPU per unit of work of the service, its PostgreSQL and (when given) the load generator.
 cpu_report() {

@@ -5,6 +5,9 @@ import dev.pushservice.platform.config.Role;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -77,16 +80,16 @@ class JourneyWorker implements SmartLifecycle {
     static final int ATTEMPTS_ALONE = 3;
 
     /** Failures of executions that failed alone, per execution (this instance's count; bounded). */
-    private final java.util.Map<java.util.UUID, Integer> failedAlone = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<UUID, Integer> failedAlone = new ConcurrentHashMap<>();
 
     /**
      * After a failed batch: a batch of one execution counts a failure against it (and fails it at
      * {@link #ATTEMPTS_ALONE}); a larger batch is run again one execution at a time, so the one that
      * fails is found and the others go on.
      */
-    private void isolate(java.util.List<java.util.UUID> executions) {
+    private void isolate(List<UUID> executions) {
         if (executions.size() == 1) {
-            java.util.UUID id = executions.getFirst();
+            UUID id = executions.getFirst();
             int failures = failedAlone.merge(id, 1, Integer::sum);
             if (failures >= ATTEMPTS_ALONE) {
                 failedAlone.remove(id);
@@ -104,9 +107,11 @@ class JourneyWorker implements SmartLifecycle {
             try {
                 runner.runBatch(1);
             } catch (JourneyRunner.BatchFailed e) {
-                if (!e.executions.isEmpty()) isolate(e.executions);
+                if (e.executions.isEmpty()) return; // the claim itself failed (the database): the next poll tries again
+                isolate(e.executions);
             } catch (RuntimeException e) {
                 log.warn("Journey execution run alone failed: {}", e.toString());
+                return;
             }
         }
     }

@@ -10,7 +10,10 @@
 # in flight at the kill may). Accepted times are when the result was recorded (a few ms after the
 # provider's answer). BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
 # service with Java Flight Recorder (profile settings) into that file; read it with
-# `jfr print --events jdk.ExecutionSample` or `jfr summary`.
+# `jfr print --events jdk.ExecutionSample` or `jfr summary`. BENCH_JAVA_OPTS adds JVM options to the service
+# (e.g. an async-profiler agent). BENCH_ASPROF=/path/libasyncProfiler.so attaches async-profiler (from Maven Central's
+# tools.profiler:async-profiler jar) for the measured send only and writes collapsed stacks per thread to
+# BENCH_ASPROF_OUT (default /tmp/fanout-profile.txt).
 # BENCH_PGSS=1 preloads pg_stat_statements (one restart before the run) and prints the statements that
 # took the most PostgreSQL time from the 202 to the end: calls, rows, mean and total ms. With it,
 # BENCH_EXPLAIN=MS also logs the plans (rows and buffers) of statements slower than MS ms into service.log.
@@ -19,6 +22,8 @@
 # gives every device one of six zones (all UTC+1 in winter) and sends with `local_delivery_time`
 # two minutes ahead, so each recipient's send time is computed in its own zone and all come due
 # together; rates are then counted from that due time instead of the 202.
+# BENCH_WARMUP=N first sends N unmeasured bulk notifications to every device (JIT and caches warm, as
+# in a service that has been running), then measures the next.
 source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-100000}
 MIX=${2:-ios}
@@ -53,7 +58,9 @@ for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/counts.txt" 
 SERVICE_ENV=(PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 PUSH_DELIVERY_LEASE=20s
   $(cat "$PEERS/peers.env"))
 [ -n "${BENCH_EXPLAIN:-}" ] && SERVICE_ENV+=(LOGGING_LEVEL_IO_ZONKY_TEST_DB_POSTGRES=info) # PostgreSQL's log, with the plans
-[ -n "${BENCH_JFR:-}" ] && SERVICE_ENV+=("JAVA_TOOL_OPTIONS=-XX:StartFlightRecording=filename=$BENCH_JFR,settings=profile,dumponexit=true")
+JAVA_OPTS_BENCH=${BENCH_JAVA_OPTS:-}
+[ -n "${BENCH_JFR:-}" ] && JAVA_OPTS_BENCH+=" -XX:StartFlightRecording=filename=$BENCH_JFR,settings=profile,dumponexit=true"
+[ -n "$JAVA_OPTS_BENCH" ] && SERVICE_ENV+=("JAVA_TOOL_OPTIONS=$JAVA_OPTS_BENCH")
 start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
 KEY=$(bootstrap_key "$DATA" server)
 PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
@@ -126,6 +133,16 @@ done
 
 terminal() { $PG -Atc "select status in ('completed', 'failed', 'cancelled') from notifications where id = '$1'"; }
 counts() { cat "$PEERS/counts.txt"; }
+for _ in $(seq 1 "${BENCH_WARMUP:-0}"); do
+  # a long-running service has compiled its hot paths: unmeasured bulk sends to every device first,
+  # so the measured one does not pay for the JIT compiling the fan-out and delivery code
+  WARM=$(api POST /v1/notifications '{"title":"Warm-up","body":"not measured","priority":"bulk","target":{"type":"all"}}' \
+    | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
+  echo "warm-up: one bulk send to all $DEVICES devices (not measured) ..."
+  while [ "$(terminal "$WARM")" != t ]; do sleep 0.5; done
+  $PG -c "vacuum analyze notification_recipients" >/dev/null
+  sleep 3
+done
 PGPID=$(postmaster_pid "$DATA")
 s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
 read -r a0 f0 w0 < <(counts)
@@ -136,6 +153,8 @@ if [ -n "${BENCH_LOCAL_TIME:-}" ]; then
   echo "local delivery time $LOCAL in each device's zone (about two minutes from now)"
 fi
 [ -n "${BENCH_PGSS:-}" ] && $PG -c "select pg_stat_statements_reset()" >/dev/null
+JCMD="$(dirname "$(readlink -f "$(find_java)")")/jcmd"
+[ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"start,event=cpu,interval=1ms,threads\"" >/dev/null
 BULK=$(api POST /v1/notifications "{\"title\":\"Sale\",\"body\":\"Everything must go\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}$EXTRA}" \
   | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
 echo "bulk notification $BULK"
@@ -160,6 +179,8 @@ while [ "$(terminal "$BULK")" != t ]; do sleep 0.2; done
 [ -n "${PROBES_PID:-}" ] && kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
 sleep 1
 s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS_PID")
+[ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"stop,file=$DATA/profile.txt,collapsed\"" >/dev/null \
+  && cp "$DATA/profile.txt" "${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}" && echo "profile of the measured send: ${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}"
 read -r a1 f1 w1 < <(counts)
 received=$(( a1 + f1 + w1 - a0 - f0 - w0 ))
 

@@ -30,6 +30,9 @@ import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -304,6 +307,26 @@ class WebhookTests extends ApiTest {
                 assertThat(d.path("last_status_code").asInt()).isEqualTo(200);
             });
         }
+    }
+
+    /**
+     * A failed connection is an outcome the service records (the attempt's reason, its retry), not an
+     * error for the operator's log: Reactor Netty logged each one as a WARN with a stack trace, so an
+     * endpoint that is down flooded the log with one per attempt.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aFailedConnectionIsRecordedWithoutAStackTraceInTheLog(CapturedOutput output) {
+        TestApp app = newApp();
+        TestCertificates other = TestCertificates.unrelated();
+        try (Receiver https = Receiver.https(other.serverKeys.getPrivate(), other.server, other.ca)) {
+            JsonNode created = createFor(app, https.url("/untrusted-quiet"), "[\"*\"]");
+            String deliveryId = queueTest(app, id(created));
+            await().atMost(WAIT).untilAsserted(() -> assertThat(delivery(app, id(created), deliveryId)
+                    .path("last_error").asString()).isEqualTo("certificate_untrusted"));
+        }
+        assertThat(output.getAll()).doesNotContain("The connection observed an error")
+                .doesNotContain("at reactor.netty.");
     }
 
     @Test

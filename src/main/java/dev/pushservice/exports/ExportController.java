@@ -7,14 +7,12 @@ import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.rules.Timestamps;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
@@ -111,12 +109,12 @@ class ExportController {
     private static Instant instant(JsonInput in, String field) {
         String raw = in.string(field, 64);
         if (raw == null) return null;
-        try {
-            return OffsetDateTime.parse(raw, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
-        } catch (DateTimeParseException e) {
-            in.reject(field, "must be an ISO 8601 timestamp with a zone offset, such as 2025-05-01T12:00:00Z");
-            return null;
+        Instant at = Timestamps.parseOffset(raw);
+        if (at == null) {
+            in.reject(field, "must be an ISO 8601 timestamp with a zone offset, " + Timestamps.RANGE
+                    + ", such as 2025-05-01T12:00:00Z");
         }
+        return at;
     }
 
     private static UUID id(JsonInput in, String field) {

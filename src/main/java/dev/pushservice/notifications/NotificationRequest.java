@@ -9,15 +9,13 @@ import dev.pushservice.platform.rules.WallClockTimes;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.TextRules;
+import dev.pushservice.platform.rules.Timestamps;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.TemplateContent;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -294,11 +292,10 @@ record NotificationRequest(
     private static Instant scheduledAt(JsonInput in, Instant now) {
         String raw = in.string("scheduled_at", 64);
         if (raw == null) return null;
-        Instant at;
-        try {
-            at = OffsetDateTime.parse(raw, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant();
-        } catch (DateTimeParseException e) {
-            in.reject("scheduled_at", "must be an ISO 8601 timestamp with a time zone offset or Z, such as 2026-05-01T09:00:00+02:00");
+        Instant at = Timestamps.parseOffset(raw);
+        if (at == null) {
+            in.reject("scheduled_at", "must be an ISO 8601 timestamp with a time zone offset or Z, " + Timestamps.RANGE
+                    + ", such as 2026-05-01T09:00:00+02:00");
             return null;
         }
         if (at.isAfter(now.plus(NotificationLimits.MAX_SCHEDULE_AHEAD))) {

@@ -259,6 +259,10 @@ class ExportTests extends ApiTest {
             assertThat(r.get("notification_id")).isEmpty();
         });
         assertThat(download(app, ranged).body()).doesNotContain(d.token());
+
+        // the widest range a request may name (years 0001 to 9999) is accepted and selects everything
+        String widest = export(app, "{\"type\":\"event\",\"from\":\"0001-01-01T00:00:00Z\",\"to\":\"9999-12-31T23:59:59.999999Z\"}");
+        assertThat(rows(file(app, widest, ExportType.EVENT))).hasSize(2);
     }
 
     @Test
@@ -488,6 +492,12 @@ class ExportTests extends ApiTest {
         cases.put("{\"type\":\"event\",\"from\":\"yesterday\"}", "from");
         cases.put("{\"type\":\"event\",\"to\":\"2025-01-01T00:00:00\"}", "to");
         cases.put("{\"type\":\"event\",\"from\":\"2025-02-01T00:00:00Z\",\"to\":\"2025-01-01T00:00:00Z\"}", "to");
+        // years java.time parses but timestamptz cannot hold (the export used to end failed)
+        cases.put("{\"type\":\"event\",\"from\":\"+999999999-01-01T00:00:00Z\"}", "from");
+        cases.put("{\"type\":\"event\",\"to\":\"+999999999-01-01T00:00:00Z\"}", "to");
+        cases.put("{\"type\":\"audit\",\"from\":\"-999999999-01-01T00:00:00Z\"}", "from");
+        cases.put("{\"type\":\"message\",\"to\":\"+10000-01-01T00:00:00Z\"}", "to");
+        cases.put("{\"type\":\"recipient\",\"from\":\"0000-12-31T23:59:59Z\"}", "from");
         cases.put("{\"type\":\"recipient\",\"notification_id\":\"nope\"}", "notification_id");
         cases.put("{\"type\":\"recipient\",\"notification_id\":\"" + foreignNotification + "\"}", "notification_id");
         cases.put("{\"type\":\"message\",\"notification_id\":\"" + UUID.randomUUID() + "\"}", "notification_id");

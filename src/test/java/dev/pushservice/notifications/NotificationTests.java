@@ -550,6 +550,9 @@ class NotificationTests extends ApiTest {
                 {"{" + base + ",\"scheduled_at\":\"2030-01-01T10:00:00\"}", "scheduled_at"},
                 {"{" + base + ",\"scheduled_at\":\"tomorrow\"}", "scheduled_at"},
                 {"{" + base + ",\"scheduled_at\":\"2999-01-01T10:00:00Z\"}", "scheduled_at"},
+                // a past year timestamptz cannot hold (a 500 before), and year 0, outside 0001..9999
+                {"{" + base + ",\"scheduled_at\":\"-999999999-01-01T00:00:00Z\"}", "scheduled_at"},
+                {"{" + base + ",\"scheduled_at\":\"0000-06-01T00:00:00Z\"}", "scheduled_at"},
                 {"{" + base + ",\"ttl\":-1}", "ttl"},
                 {"{" + base + ",\"ttl\":2419201}", "ttl"},
                 {"{" + base + ",\"ttl\":\"60\"}", "ttl"},

@@ -55,7 +55,7 @@ public class DeliveryEngine implements SmartLifecycle {
     private final boolean worker;
     private final Clock clock;
     private final ObjectProvider<MeterRegistry> registry;
-    private DeliveryMetrics metrics; // guarded by this
+    private volatile DeliveryMetrics metrics; // written under this, once
     private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
             .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
     private final Cache<UUID, Optional<Blueprint>> blueprints = Caffeine.newBuilder()
@@ -132,6 +132,17 @@ public class DeliveryEngine implements SmartLifecycle {
     public void resume() {
         paused = false;
         lanes.values().forEach(l -> l.paused(false));
+    }
+
+    /**
+     * {@code count} recipients of {@code lane} and {@code platform} that the store's claim ended
+     * unsent by a rule of its own ({@code reason}, such as a frequency cap): counted under
+     * {@code push_delivery_outcomes_total} with outcome {@code skipped}, one increment for all. A
+     * no-op where the engine does not run.
+     */
+    public void skipped(Priority lane, Platform platform, String reason, int count) {
+        DeliveryMetrics m = metrics;
+        if (m != null) m.outcomes(lane, platform, DeliveryMetrics.SKIPPED, reason, count);
     }
 
     /** Messages of {@code lane} handed to {@code platform}'s provider and not yet answered. */

@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code push_delivery_sends_total}: messages handed to a provider;</li>
  *   <li>{@code push_delivery_outcomes_total}, tagged {@code outcome} (accepted, rejected, retried,
- *       dead_lettered, cancelled) and {@code reason} (the provider's reason code, bounded);</li>
+ *       dead_lettered, expired, cancelled; skipped for claimed recipients the store ended unsent, such
+ *       as over a frequency cap) and {@code reason} (the provider's reason code, bounded; the store's
+ *       rule for skipped);</li>
  *   <li>{@code push_delivery_provider_latency_seconds}: hand-over to answer;</li>
  *   <li>{@code push_delivery_in_flight}: handed over and not yet answered;</li>
  *   <li>{@code push_delivery_queue_depth} and {@code push_delivery_queue_oldest_age_seconds}: due
@@ -39,6 +41,8 @@ final class DeliveryMetrics {
 
     /** The outcome (and its reason) of a send the provider acknowledged. */
     static final String ACCEPTED = "accepted";
+    /** The outcome of claimed recipients the store ended unsent by a rule of its own (its reason). */
+    static final String SKIPPED = "skipped";
 
     private record Key(Priority lane, Platform platform, String outcome, String reason) {
     }
@@ -96,6 +100,12 @@ final class DeliveryMetrics {
             return;
         }
         outcomes.computeIfAbsent(new Key(lane, platform, outcome, reason), this::outcomeCounter).increment(1);
+    }
+
+    /** {@code count} recipients at once with the same outcome (a claim's skipped recipients): one increment. */
+    void outcomes(Priority lane, Platform platform, String outcome, String reason, int count) {
+        if (count <= 0) return;
+        outcomes.computeIfAbsent(new Key(lane, platform, outcome, reason), this::outcomeCounter).increment(count);
     }
 
     private Counter outcomeCounter(Key k) {

@@ -63,6 +63,8 @@ class FrequencyCapping {
     private static final Logger log = LoggerFactory.getLogger(FrequencyCapping.class);
     static final String PRUNE = "frequency-cap-prune";
     static final int PRUNE_BATCH = 10_000;
+    /** The reason of skipped recipients in {@code push_delivery_outcomes_total} (outcome {@code skipped}). */
+    static final String METRIC_REASON = "frequency_cap";
 
     private final FrequencyCapRepository repository;
     private final AppSettingsService settings;
@@ -79,8 +81,13 @@ class FrequencyCapping {
      *
      * @param admitted the claimed recipients to send, in claim order
      * @param skipped notification → app of the recipients the caps skipped (now terminal)
+     * @param skippedRecipients how many recipients the caps skipped (the rows the admit statement returned)
      */
-    record Admission(List<Claimed> admitted, Map<UUID, UUID> skipped) {
+    record Admission(List<Claimed> admitted, Map<UUID, UUID> skipped, int skippedRecipients) {
+
+        static Admission all(List<Claimed> claimed) {
+            return new Admission(claimed, Map.of(), 0);
+        }
     }
 
     /**
@@ -88,7 +95,7 @@ class FrequencyCapping {
      * claim's transaction on the delivery pool.
      */
     Admission admit(Priority lane, List<Claimed> claimed, Instant now) {
-        if (claimed.isEmpty()) return new Admission(claimed, Map.of());
+        if (claimed.isEmpty()) return Admission.all(claimed);
         Map<UUID, Optional<FrequencyCap>> caps = new HashMap<>();
         ArrayNode rows = JsonNodeFactory.instance.arrayNode();
         for (Claimed c : claimed) {
@@ -99,11 +106,11 @@ class FrequencyCapping {
             rows.addObject().put("n", c.notificationId().toString()).put("d", c.deviceId().toString())
                     .put("l", cap.limit()).put("w", cap.windowSeconds());
         }
-        if (rows.isEmpty()) return new Admission(claimed, Map.of());
+        if (rows.isEmpty()) return Admission.all(claimed);
         String json = rows.toString();
         repository.lockSubjects(json);
         List<FrequencyCapRepository.Skipped> skipped = repository.admit(json, now);
-        if (skipped.isEmpty()) return new Admission(claimed, Map.of());
+        if (skipped.isEmpty()) return Admission.all(claimed);
         Set<FrequencyCapRepository.Skipped> out = new HashSet<>(skipped);
         List<Claimed> admitted = new ArrayList<>(claimed.size() - skipped.size());
         Map<UUID, UUID> notifications = new LinkedHashMap<>();
@@ -115,7 +122,7 @@ class FrequencyCapping {
             }
         }
         log.debug("Lane {}: {} claimed recipient(s) skipped by frequency caps", lane.value(), skipped.size());
-        return new Admission(admitted, notifications);
+        return new Admission(admitted, notifications, skipped.size());
     }
 
     /**

@@ -129,6 +129,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             return caps.admit(lane, claimed, now);
         });
         if (!admission.skipped().isEmpty()) {
+            engine.skipped(lane, platform, FrequencyCapping.METRIC_REASON, admission.skippedRecipients());
             // skipped recipients are terminal now: their notification may have nothing left to send
             finishAll(admission.skipped());
             // the lane claims again at once only when a chunk comes back full: make it look again

@@ -629,6 +629,36 @@ class DeliveryTests extends PeerApiTest {
     }
 
     @Test
+    void recipientsSkippedByACapAreCountedInTheOutcomeMetric() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        UUID ios = register(app, "ios", TestTokens.apns(), ",\"external_user_id\":\"eve\"");
+        UUID android = register(app, "android", TestTokens.fcm(), ",\"external_user_id\":\"eve\"");
+        String bulk = ",\"priority\":\"bulk\"";
+        assertThat(sendAndFinish(app, toUser("eve", bulk))).containsEntry(ios, "accepted").containsEntry(android, "accepted");
+        double iosBefore = skippedByCap("bulk", "ios");
+        double androidBefore = skippedByCap("bulk", "android");
+
+        for (int n = 1; n <= 2; n++) {
+            assertThat(sendAndFinish(app, toUser("eve", bulk))).containsEntry(ios, "skipped_frequency_cap")
+                    .containsEntry(android, "skipped_frequency_cap");
+            int skipped = n;
+            // counted by the claimer after its commit: it may trail the notification's completion briefly
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
+                assertThat(skippedByCap("bulk", "ios") - iosBefore).isEqualTo(skipped);
+                assertThat(skippedByCap("bulk", "android") - androidBefore).isEqualTo(skipped);
+            });
+        }
+    }
+
+    /** {@code push_delivery_outcomes_total} of recipients skipped by a frequency cap (0 before the first). */
+    private double skippedByCap(String lane, String platform) {
+        String series = "push_delivery_outcomes_total{lane=\"" + lane + "\",outcome=\"skipped\",platform=\"" + platform
+                + "\",reason=\"frequency_cap\"} ";
+        return api.get("/actuator/prometheus", null).body().lines().filter(l -> l.startsWith(series))
+                .mapToDouble(l -> Double.parseDouble(l.substring(series.length()).trim())).findFirst().orElse(0);
+    }
+
+    @Test
     void twoNotificationsRacingForTheLastSlotOfEachUserSendOnlyOne() throws Exception {
         TestApp app = cappedApp("{\"limit\":2,\"window_seconds\":3600}");
         int users = 40;

@@ -3,6 +3,9 @@ package dev.pushservice.notifications;
 import dev.pushservice.support.TestClock;
 import dev.pushservice.support.TestTokens;
 import dev.pushservice.delivery.DeliveryEngine;
+import dev.pushservice.delivery.DeliveryStore;
+import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.platform.rules.Priority;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -52,6 +55,9 @@ class DeliveryTests extends PeerApiTest {
 
     @Autowired
     FrequencyCapping frequencyCaps;
+
+    @Autowired
+    RecipientDelivery store;
 
     @Autowired
     dev.pushservice.devices.DeviceService devices;
@@ -656,6 +662,69 @@ class DeliveryTests extends PeerApiTest {
                 + "\",reason=\"frequency_cap\"} ";
         return api.get("/actuator/prometheus", null).body().lines().filter(l -> l.startsWith(series))
                 .mapToDouble(l -> Double.parseDouble(l.substring(series.length()).trim())).findFirst().orElse(0);
+    }
+
+    @Test
+    void cancellingANotificationWhoseSendWaitsForARetryGivesItsSlotBack() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        String token = TestTokens.fcm();
+        FCM.replyFor(token, LocalFcmServer.Reply.error(503, "UNAVAILABLE", "UNAVAILABLE", "down for maintenance")
+                .withHeader("Retry-After", "3600"));
+        UUID device = register(app, "android", token, ",\"external_user_id\":\"fay\"");
+
+        // the send failed transiently: it waits an hour for its retry, holding the user's only slot
+        String waiting = send(app, toUser("fay", ""));
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
+            JsonNode r = recipients(app, waiting).get(device);
+            return r != null && r.path("status").asString().equals("pending") && r.path("attempts").asInt() == 1;
+        });
+        assertThat(sendAndFinish(app, toUser("fay", ""))).as("the slot is held").containsEntry(device, "skipped_frequency_cap");
+
+        TestApi.Response cancel = api.post("/v1/notifications/" + waiting + "/cancel", app.serverKey(), "");
+        assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+        assertThat(recipients(app, waiting).get(device).path("status").asString()).isEqualTo("cancelled");
+
+        FCM.replyFor(token, LocalFcmServer.Reply.ok());
+        assertThat(sendAndFinish(app, toUser("fay", ""))).as("the cancel gave the slot back").containsEntry(device, "accepted");
+        assertThat(sendAndFinish(app, toUser("fay", ""))).as("and it is taken again").containsEntry(device, "skipped_frequency_cap");
+        assertThat(FCM.receivedFor(token)).as("the failed attempt and the accepted one").hasSize(2);
+    }
+
+    @Test
+    void cancellingANotificationWhoseRecipientWasClaimedButNotHandedOverGivesItsSlotBack() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        String token = TestTokens.fcm();
+        UUID device = register(app, "android", token, ",\"external_user_id\":\"gus\"");
+        String counted = "select count(*) from frequency_cap_sends where app_id = :app";
+
+        // the lanes are paused so the claim below is the only one: it plays a lane of some instance that
+        // claimed the recipient (taking the user's slot) and has not handed it to the provider yet
+        String claimedOne;
+        delivery.pause();
+        try {
+            claimedOne = send(app, toUser("gus", ",\"priority\":\"bulk\""));
+            await().atMost(WAIT).until(() -> summary(app, claimedOne).path("recipient_count").asLong() == 1);
+            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.ANDROID, 100, clock.instant(), Duration.ZERO)
+                    .stream().filter(c -> c.notificationId().toString().equals(claimedOne)).toList();
+            assertThat(claimed).hasSize(1);
+            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+
+            TestApi.Response cancel = api.post("/v1/notifications/" + claimedOne + "/cancel", app.serverKey(), "");
+            assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+            assertThat(recipients(app, claimedOne).get(device).path("status").asString())
+                    .as("claimed: the cancel leaves it to the lane").isEqualTo("sending");
+            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single())
+                    .as("a claimed recipient may be in flight: it keeps its slot until recorded").isEqualTo(1);
+
+            // what the lane's sender does with a claimed recipient of a cancelled notification
+            store.record(List.of(new DeliveryStore.Cancelled(claimed.getFirst())), clock.instant());
+        } finally {
+            delivery.resume();
+        }
+        assertThat(recipients(app, claimedOne).get(device).path("status").asString()).isEqualTo("cancelled");
+        assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("given back").isZero();
+        assertThat(sendAndFinish(app, toUser("gus", ""))).containsEntry(device, "accepted");
+        assertThat(FCM.receivedFor(token)).as("the cancelled send never left").hasSize(1);
     }
 
     @Test

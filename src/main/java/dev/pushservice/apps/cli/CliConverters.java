@@ -5,10 +5,9 @@ import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.platform.rules.TimeZones;
+import dev.pushservice.platform.rules.Timestamps;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.UUID;
@@ -89,15 +88,19 @@ final class CliConverters {
         }
     }
 
-    /** An ISO-8601 instant with a zone offset ({@code 2027-01-01T00:00:00Z}, {@code …+02:00}). */
+    /**
+     * An ISO-8601 instant with a zone offset ({@code 2027-01-01T00:00:00Z}, {@code …+02:00}), years 0001
+     * to 9999 ({@link Timestamps}, the rule of the API).
+     */
     static final class Timestamp implements ITypeConverter<Instant> {
         @Override
         public Instant convert(String value) {
-            try {
-                return OffsetDateTime.parse(value.strip()).toInstant();
-            } catch (DateTimeParseException e) {
-                throw new TypeConversionException("'" + value + "' is not a date-time; write it like 2027-01-01T00:00:00Z");
+            Instant at = Timestamps.parseOffset(value.strip());
+            if (at == null) {
+                throw new TypeConversionException("'" + value + "' is not a date-time " + Timestamps.RANGE
+                        + "; write it like 2027-01-01T00:00:00Z");
             }
+            return at;
         }
     }
 

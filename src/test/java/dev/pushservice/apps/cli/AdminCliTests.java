@@ -306,6 +306,8 @@ class AdminCliTests extends ApiTest {
                 "Error: --expires-at must be in the future (it is 2020-01-01T00:00:00Z)");
         cases.put(List.of("key", "create", "--app", id, "--kind", "server", "--expires-at", "tomorrow"),
                 "'tomorrow' is not a date-time");
+        cases.put(List.of("key", "create", "--app", id, "--kind", "server", "--expires-at", "+999999999-01-01T00:00:00Z"),
+                "'+999999999-01-01T00:00:00Z' is not a date-time between years 0001 and 9999");
         cases.put(List.of("key", "create", "--app", id, "--kind", "server", "--expires-in", "1d", "--expires-at", "2030-01-01T00:00:00Z"),
                 "are mutually exclusive");
         cases.put(List.of("key", "rotate", "--key", id, "--grace", "1y"),

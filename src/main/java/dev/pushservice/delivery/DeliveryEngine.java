@@ -145,6 +145,32 @@ public class DeliveryEngine implements SmartLifecycle {
         if (m != null) m.outcomes(lane, platform, DeliveryMetrics.SKIPPED, reason, count);
     }
 
+    /**
+     * {@code count} claimed recipients of {@code lane} and {@code platform} that the store recorded
+     * {@code cancelled} without a lane (their notification was cancelled and the instance that claimed
+     * them died before recording them): counted under {@code push_delivery_outcomes_total} with outcome
+     * {@code cancelled} and reason {@link DeliveryReasons#CANCELLED}, as a lane counts its own, one
+     * increment for all. Counted in any instance with a meter registry, the engine running or not (the
+     * store's sweep runs in the {@code scheduler} role).
+     */
+    public void cancelledUnsent(Priority lane, Platform platform, int count) {
+        DeliveryMetrics m = metrics();
+        if (m != null) m.outcomes(lane, platform, DeliveryMetrics.CANCELLED, DeliveryReasons.CANCELLED, count);
+    }
+
+    /** The meters, made on first use where the engine does not run (none without a registry). */
+    private DeliveryMetrics metrics() {
+        DeliveryMetrics m = metrics;
+        if (m != null) return m;
+        synchronized (this) {
+            if (metrics == null) {
+                MeterRegistry r = registry.getIfAvailable();
+                if (r != null) metrics = new DeliveryMetrics(r);
+            }
+            return metrics;
+        }
+    }
+
     /** Messages of {@code lane} handed to {@code platform}'s provider and not yet answered. */
     public int inFlight(Priority lane, Platform platform) {
         Lane l = lanes.get(lane);

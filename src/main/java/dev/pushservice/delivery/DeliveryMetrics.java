@@ -41,6 +41,8 @@ final class DeliveryMetrics {
 
     /** The outcome (and its reason) of a send the provider acknowledged. */
     static final String ACCEPTED = "accepted";
+    /** The outcome of a claimed recipient never handed over: its notification was cancelled (as {@link Lane} counts it). */
+    static final String CANCELLED = "cancelled";
     /** The outcome of claimed recipients the store ended unsent by a rule of its own (its reason). */
     static final String SKIPPED = "skipped";
 

@@ -17,6 +17,7 @@ import dev.pushservice.templates.TemplateContent;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -285,6 +286,41 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         }
         invalid.forEach((app, byReason) -> byReason.forEach((reason, ids) -> devices.invalidate(app, ids, reason, now)));
         finishAll(touched);
+    }
+
+    /** Recipients {@link #cancelStranded} ends per transaction. */
+    static final int STRANDED_BATCH = 500;
+
+    /**
+     * Ends the recipients of cancelled notifications whose claim ran out unrecorded (their instance
+     * died): {@code cancelled} with {@link DeliveryReasons#CANCELLED}, as the lane that claimed them
+     * would have recorded them ({@link #record}, outcome {@link Cancelled}), their frequency-cap slots
+     * given back in the same transaction, counted in the outcome metric. Nothing else is due: their
+     * notification is already terminal (cancelled, its lifecycle fact written by the cancel), its
+     * counts are read from the recipients until a summary exists, and the per-day outcome counters
+     * follow the statement (trigger). Run by the recurring task {@link StrandedRecipients#SWEEP}.
+     *
+     * @return how many recipients it ended (at most {@link #STRANDED_BATCH}: call again while full)
+     */
+    int cancelStranded(Instant now) {
+        List<DeliveryRecipientRepository.Stranded> ended = recipients.inTransaction(() -> {
+            List<DeliveryRecipientRepository.Stranded> rows = recipients.cancelStranded(now, STRANDED_BATCH);
+            if (!rows.isEmpty()) {
+                ArrayNode pairs = JsonNodeFactory.instance.arrayNode(rows.size());
+                rows.forEach(r -> pairs.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()));
+                caps.released(pairs.toString());
+            }
+            return rows;
+        });
+        if (ended.isEmpty()) return 0;
+        Map<Priority, Map<Platform, Integer>> counted = new EnumMap<>(Priority.class);
+        for (DeliveryRecipientRepository.Stranded r : ended) {
+            counted.computeIfAbsent(r.lane(), k -> new EnumMap<>(Platform.class)).merge(r.platform(), 1, Integer::sum);
+        }
+        counted.forEach((lane, byPlatform) -> byPlatform.forEach((platform, n) -> engine.cancelledUnsent(lane, platform, n)));
+        log.info("{} claimed recipient(s) of cancelled notifications left unrecorded past their lease made cancelled",
+                ended.size());
+        return ended.size();
     }
 
     private static Set<UUID> unconfiguredNotifications(ArrayNode pairs) {

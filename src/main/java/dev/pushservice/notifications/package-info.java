@@ -49,6 +49,10 @@
  * through {@link dev.pushservice.devices.DeviceService#invalidate}, and calls
  * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Its SQL runs on the
  * delivery connection pool ({@link dev.pushservice.notifications.DeliveryRecipientRepository}).
+ * Delivery claims only recipients of processing notifications, so claimed recipients of a cancelled
+ * notification whose instance died before recording them are ended by the recurring sweep
+ * {@code delivery-cancelled-leases} ({@link dev.pushservice.notifications.StrandedRecipients}) once
+ * their lease has run out: {@code cancelled}, like a lane records them.
  *
  * <p><b>Made by the service</b> ({@link dev.pushservice.notifications.NotificationService#createForUsers}):
  * a journey's push step creates a notification for a list of users inside its own transaction; the

@@ -656,6 +656,12 @@ class DeliveryTests extends PeerApiTest {
         }
     }
 
+    /** The value of a Prometheus {@code series} (its name and tags, then a space), 0 before the first. */
+    private double metric(String series) {
+        return api.get("/actuator/prometheus", null).body().lines().filter(l -> l.startsWith(series))
+                .mapToDouble(l -> Double.parseDouble(l.substring(series.length()).trim())).findFirst().orElse(0);
+    }
+
     /** {@code push_delivery_outcomes_total} of recipients skipped by a frequency cap (0 before the first). */
     private double skippedByCap(String lane, String platform) {
         String series = "push_delivery_outcomes_total{lane=\"" + lane + "\",outcome=\"skipped\",platform=\"" + platform
@@ -704,7 +710,8 @@ class DeliveryTests extends PeerApiTest {
         try {
             claimedOne = send(app, toUser("gus", ",\"priority\":\"bulk\""));
             await().atMost(WAIT).until(() -> summary(app, claimedOne).path("recipient_count").asLong() == 1);
-            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.ANDROID, 100, clock.instant(), Duration.ZERO)
+            // a live lane's lease (the default): the sweep of expired leases of cancelled notifications leaves it alone
+            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.ANDROID, 100, clock.instant(), Duration.ofMinutes(2))
                     .stream().filter(c -> c.notificationId().toString().equals(claimedOne)).toList();
             assertThat(claimed).hasSize(1);
             assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("the slot is taken").isEqualTo(1);
@@ -725,6 +732,54 @@ class DeliveryTests extends PeerApiTest {
         assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("given back").isZero();
         assertThat(sendAndFinish(app, toUser("gus", ""))).containsEntry(device, "accepted");
         assertThat(FCM.receivedFor(token)).as("the cancelled send never left").hasSize(1);
+    }
+
+    @Test
+    void aClaimedRecipientOfACancelledNotificationWhoseInstanceDiedEndsCancelledAndGivesItsSlotBack() throws Exception {
+        TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
+        String token = TestTokens.apns();
+        UUID device = register(app, "ios", token, ",\"external_user_id\":\"ida\"");
+        String counted = "select count(*) from frequency_cap_sends where app_id = :app";
+        String series = "push_delivery_outcomes_total{lane=\"bulk\",outcome=\"cancelled\",platform=\"ios\",reason=\"cancelled\"} ";
+        double before = metric(series);
+
+        // the lanes are paused so the claim below is the only one: it plays a lane of an instance that
+        // claimed the recipient (taking the user's slot) and died at once, its lease (zero) run out
+        String stranded;
+        delivery.pause();
+        try {
+            stranded = send(app, toUser("ida", ",\"priority\":\"bulk\""));
+            await().atMost(WAIT).until(() -> summary(app, stranded).path("recipient_count").asLong() == 1);
+            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.IOS, 100, clock.instant(), Duration.ZERO)
+                    .stream().filter(c -> c.notificationId().toString().equals(stranded)).toList();
+            assertThat(claimed).hasSize(1);
+            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+
+            TestApi.Response cancel = api.post("/v1/notifications/" + stranded + "/cancel", app.serverKey(), "");
+            assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+            assertThat(cancel.json().path("status").asString()).isEqualTo("cancelled");
+        } finally {
+            delivery.resume();
+        }
+        // no lane claims a cancelled notification's recipients: nothing but the sweep can end it
+        store.cancelStranded(clock.instant()); // the recurring task's work, run now (it may have run already)
+
+        JsonNode recipient = recipients(app, stranded).get(device);
+        assertThat(recipient.path("status").asString()).isEqualTo("cancelled");
+        assertThat(recipient.path("last_error").asString()).isEqualTo("cancelled");
+        assertThat(recipient.path("attempts").asInt()).as("the claim counted it; nothing was sent").isEqualTo(1);
+        JsonNode summary = summary(app, stranded);
+        assertThat(summary.path("status").asString()).isEqualTo("cancelled");
+        assertThat(summary.path("recipient_count").asLong()).isEqualTo(1);
+        assertThat(summary.path("counts").path("cancelled").asLong()).isEqualTo(1);
+        assertThat(summary.path("counts").path("sending").asLong()).isZero();
+        assertThat(summary.path("counts").path("pending").asLong()).isZero();
+        assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("given back").isZero();
+        assertThat(store.cancelStranded(clock.instant())).as("each recipient ends once").isZero();
+        assertThat(metric(series) - before).as("counted as a lane counts a cancelled recipient").isEqualTo(1);
+
+        assertThat(sendAndFinish(app, toUser("ida", ""))).as("the slot is free").containsEntry(device, "accepted");
+        assertThat(APNS_RECEIVED.get(token)).as("the stranded send never left").hasSize(1);
     }
 
     @Test

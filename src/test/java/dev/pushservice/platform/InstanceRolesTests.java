@@ -105,7 +105,7 @@ class InstanceRolesTests {
             assertThat(executed).allMatch(e -> e.equals("worker:from-api") || e.equals("worker:swept")
                     || e.equals("scheduler:sweep"));
             assertThat(api.jdbc().sql("select task_name || '/' || task_instance from recurring_tasks order by 1")
-                    .query(String.class).list()).containsExactly("export-clean-up/recurring", "frequency-cap-prune/recurring",
+                    .query(String.class).list()).containsExactly("delivery-cancelled-leases/recurring", "export-clean-up/recurring", "frequency-cap-prune/recurring",
                             "journey-segment-entries/recurring", "notification-due-drafts/recurring", "test-sweep/recurring", "webpush-key-pairs/recurring");
         }
     }

@@ -126,11 +126,11 @@ public final class PlatformOverrides {
     private static String problem(Key key, JsonNode v) {
         return switch (key.kind()) {
             case STRING -> !v.isString() ? "must be a string"
-                    : v.stringValue().isBlank() || v.stringValue().length() > key.max()
+                    : v.stringValue().isBlank() || TextRules.length(v.stringValue()) > key.max()
                       || TextRules.hasControlBesidesLineBreaks(v.stringValue())
                     ? "must be 1 to " + key.max() + " characters, not blank, without control characters" : null;
             case URL -> !v.isString() ? "must be a string"
-                    : v.stringValue().isBlank() || v.stringValue().length() > key.max() || TextRules.hasControl(v.stringValue())
+                    : v.stringValue().isBlank() || TextRules.length(v.stringValue()) > key.max() || TextRules.hasControl(v.stringValue())
                     ? "must be a URL of 1 to " + key.max() + " characters without control characters" : null;
             case BOOLEAN -> v.isBoolean() ? null : "must be true or false";
             case BADGE -> v.isIntegralNumber() && v.canConvertToInt() && v.intValue() >= 0 ? null

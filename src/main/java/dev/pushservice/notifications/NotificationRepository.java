@@ -503,8 +503,13 @@ class NotificationRepository {
                 rs.getBytes("request_hash"), instant(rs, "last_due_at"));
     }
 
+    /**
+     * As {@code OffsetDateTime}, never {@code java.sql.Timestamp}: a {@code Timestamp} goes through the
+     * Julian calendar before 1582, so an early {@code scheduled_at} (past-dated sends may carry any year
+     * from 0001) read back days away from the instant the create answered.
+     */
     private static Instant instant(ResultSet rs, String column) throws SQLException {
-        Timestamp t = rs.getTimestamp(column);
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
     }
 

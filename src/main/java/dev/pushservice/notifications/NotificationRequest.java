@@ -110,7 +110,7 @@ record NotificationRequest(
      * the result is meaningful only when {@code in} has none.
      */
     static NotificationRequest read(JsonInput in, Instant now) {
-        String name = in.string("name", NotificationLimits.NAME);
+        String name = name(in);
         String title = text(in, "title", NotificationLimits.TITLE);
         String body = text(in, "body", NotificationLimits.BODY);
         String imageUrl = url(in, "image_url");
@@ -145,6 +145,16 @@ record NotificationRequest(
                 ttl == null ? null : ttl.intValue(), collapseId, sound, badge == null ? null : badge.intValue(),
                 category, actions, contentAvailable, Boolean.TRUE.equals(capOverride), localTime, overrides,
                 hash(in.raw()));
+    }
+
+    /** Optional; when given, 1 to {@value NotificationLimits#NAME} characters, not blank, no control characters (every name's rule). */
+    private static String name(JsonInput in) {
+        String s = in.text("name", NotificationLimits.NAME);
+        if (s != null && s.isBlank()) {
+            in.reject("name", "must not be empty (leave it out for no name)");
+            return null;
+        }
+        return s;
     }
 
     private static String text(JsonInput in, String field, int max) {
@@ -348,7 +358,7 @@ record NotificationRequest(
             return null;
         }
         String s = v.stringValue();
-        if (s.isBlank() || s.length() > max) {
+        if (s.isBlank() || TextRules.length(s) > max) {
             in.reject(at + "." + field, "must be 1 to " + max + " characters");
             return null;
         }

@@ -505,6 +505,111 @@ class NotificationTests extends ApiTest {
     // --- bad input -----------------------------------------------------------------------------
 
     @Test
+    void aNameIsNeverBlankAndHasNoControlCharacters() {
+        TestApp app = newApp();
+        for (String name : new String[]{"", "   ", "line\\nbreak", "bell\\u0007"}) {
+            TestApi.Response r = send(app, UUID.randomUUID().toString(), "{\"name\":\"" + name + "\",\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+            assertError(r, 422, "validation_failed");
+            assertThat(fields(r)).as(name).containsExactly("name");
+        }
+        assertThat(notificationsOf(app)).isZero();
+        String id = create(app, "{\"name\":\"spring sale\",\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertThat(summary(app, id).path("name").asString()).isEqualTo("spring sale");
+    }
+
+    @Test
+    void scheduledAtIsAnRfc3339InstantAndReadsBackAsAnswered() {
+        TestApp app = newApp();
+        for (String at : new String[]{"0000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z", "+10000-01-01T00:00:00Z"}) {
+            TestApi.Response r = send(app, UUID.randomUUID().toString(),
+                    "{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"scheduled_at\":\"" + at + "\"}");
+            assertError(r, 422, "validation_failed");
+            assertThat(fields(r)).as(at).containsExactly("scheduled_at");
+        }
+        assertThat(notificationsOf(app)).isZero();
+        // past-dated sends go at once, whatever the year; before 1582 the Julian calendar used to shift the read-back
+        for (String at : new String[]{"0001-01-01T00:00:00Z", "1500-03-01T12:00:00Z"}) {
+            TestApi.Response r = send(app, UUID.randomUUID().toString(),
+                    "{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"scheduled_at\":\"" + at + "\"}");
+            assertThat(r.status()).as(r.toString()).isEqualTo(202);
+            assertThat(r.json().path("status").asString()).isEqualTo("queued");
+            assertThat(r.json().path("scheduled_at").asString()).isEqualTo(at);
+            assertThat(summary(app, r.json().path("notification_id").asString()).path("scheduled_at").asString()).isEqualTo(at);
+        }
+    }
+
+    @Test
+    void limitsCountCharactersNotUtf16Units() {
+        TestApp app = newApp();
+        String emoji = "\uD83D\uDE00"; // one character, two UTF-16 units
+        String id = create(app, "{\"name\":\"" + emoji.repeat(190) + "\",\"title\":\"" + emoji.repeat(250) + "\",\"body\":\""
+                + emoji.repeat(4096) + "\",\"collapse_id\":\"" + emoji.repeat(64) + "\",\"target\":{\"type\":\"all\"},"
+                + "\"actions\":[{\"id\":\"a\",\"text\":\"" + emoji.repeat(100) + "\"}],"
+                + "\"platform_overrides\":{\"ios\":{\"subtitle\":\"" + emoji.repeat(250) + "\"}}}");
+        JsonNode n = summary(app, id);
+        assertThat(n.path("name").asString()).isEqualTo(emoji.repeat(190));
+        assertThat(n.path("content").path("title").asString()).isEqualTo(emoji.repeat(250));
+        TestApi.Response over = send(app, UUID.randomUUID().toString(), "{\"title\":\"" + emoji.repeat(251)
+                + "\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertError(over, 422, "validation_failed");
+        assertThat(fields(over)).containsExactly("title");
+    }
+
+    @Test
+    void aBodyThatIsNotUtf8IsMalformedAndCreatesNothing() {
+        TestApp app = newApp();
+        byte[][] bodies = {
+                // an overlong encoding of '/': decoded leniently it became "t/"
+                bytes("{\"title\":\"t", 0xC0, 0xAF, "\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}"),
+                // Latin-1 é
+                bytes("{\"title\":\"t", 0xE9, "\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}"),
+                // beyond U+10FFFF
+                bytes("{\"title\":\"t", 0xF4, 0x90, 0x80, 0x80, "\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}"),
+                // cut off in the middle of a character
+                bytes("{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}", 0xE2, 0x82),
+        };
+        for (String contentType : new String[]{"application/json", "application/json; charset=iso-8859-1"}) {
+            for (byte[] body : bodies) {
+                TestApi.Response r = api.send(api.request("/v1/notifications", app.serverKey())
+                        .header("Content-Type", contentType).header("Idempotency-Key", UUID.randomUUID().toString())
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+                assertError(r, 400, "malformed_request");
+            }
+        }
+        assertThat(notificationsOf(app)).isZero();
+        // real UTF-8 beyond ASCII is fine: two- three- and four-byte characters
+        String id = create(app, "{\"title\":\"\u00e9\u20ac\uD83D\uDE00\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertThat(summary(app, id).path("content").path("title").asString()).isEqualTo("\u00e9\u20ac\uD83D\uDE00");
+    }
+
+    @Test
+    void aNumberTooLargeForADoubleIsRefusedNotStoredAsAString() {
+        TestApp app = newApp();
+        String base = "\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}";
+        TestApi.Response r = send(app, UUID.randomUUID().toString(),
+                "{" + base + ",\"data\":{\"price\":1e999,\"list\":[-2.5E400]},\"template_data\":{\"big\":1" + "0".repeat(400) + ".5}}");
+        assertError(r, 422, "validation_failed");
+        assertThat(fields(r)).containsExactlyInAnyOrder("data.price", "data.list[0]", "template_data.big");
+        assertThat(notificationsOf(app)).isZero();
+        // large but finite numbers are kept as numbers
+        String id = create(app, "{" + base + ",\"data\":{\"price\":1.5e300,\"n\":12345678901234567890}}");
+        JsonNode data = summary(app, id).path("content").path("data");
+        assertThat(data.path("price").isNumber()).as(data.toString()).isTrue();
+        assertThat(data.path("price").asDouble()).isEqualTo(1.5e300);
+        assertThat(data.path("n").isNumber()).as(data.toString()).isTrue();
+    }
+
+    /** Text as UTF-8 and single bytes (ints), in order. */
+    private static byte[] bytes(Object... parts) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (Object part : parts) {
+            if (part instanceof String s) out.writeBytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            else out.write((Integer) part);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
     void everyBrokenFieldIsA422NamingItAndCreatesNothing() {
         TestApp app = newApp();
         TestApp other = newApp();

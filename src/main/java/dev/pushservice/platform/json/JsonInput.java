@@ -78,7 +78,7 @@ public final class JsonInput {
             return null;
         }
         String s = value.stringValue();
-        if (s.length() > maxLength) {
+        if (TextRules.length(s) > maxLength) {
             reject(field, "must be at most " + maxLength + " characters");
             return null;
         }

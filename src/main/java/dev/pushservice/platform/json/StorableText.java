@@ -14,12 +14,19 @@ import tools.jackson.databind.json.JsonMapper;
  * string of a request body (values and keys), any query parameter and any path value. PostgreSQL
  * cannot store U+0000 in {@code text} or {@code jsonb}, and an unpaired surrogate is not Unicode text
  * (it cannot be written as UTF-8); refused once, before any route sees the input, they can never
- * reach a column, a log line or a push payload. Stateless and thread-safe.
+ * reach a column, a log line or a push payload. The same pass refuses a number too large for a
+ * double ({@link #NOT_FINITE}), which would otherwise be stored as the string {@code "Infinity"}.
+ * Stateless and thread-safe.
  */
 public final class StorableText {
 
-    /** The message of every detail this class reports. */
+    /** The message of every detail this class reports about text. */
     public static final String MESSAGE = "must not contain U+0000 (NUL) or an unpaired surrogate";
+    /**
+     * The message for a number too large for a double ({@code 1e999}): the parser reads it as infinity,
+     * which JSON cannot hold, so it used to be stored and sent as the string {@code "Infinity"}.
+     */
+    public static final String NOT_FINITE = "must be a finite number (at most about 1.8e308 in magnitude)";
     static final int MAX_DETAILS = 50;
     private static final int MAX_FIELD = 200;
 
@@ -45,13 +52,15 @@ public final class StorableText {
      * body that is not JSON gives none: the route refuses it as malformed, before it can use it.
      */
     public static List<ErrorDetail> check(JsonMapper json, byte[] body) {
-        if (!mayHoldUnstorable(body)) return List.of();
+        if (!mayHoldUnstorable(body) && !mayHoldHugeNumber(body)) return List.of();
         List<ErrorDetail> details = new ArrayList<>();
         try (JsonParser parser = json.createParser(body)) {
             JsonToken token;
             while ((token = parser.nextToken()) != null && details.size() < MAX_DETAILS) {
                 if ((token == JsonToken.PROPERTY_NAME || token == JsonToken.VALUE_STRING) && !isStorable(parser.getString())) {
                     details.add(new ErrorDetail(path(parser.streamReadContext()), MESSAGE));
+                } else if (token == JsonToken.VALUE_NUMBER_FLOAT && Double.isInfinite(parser.getDoubleValue())) {
+                    details.add(new ErrorDetail(path(parser.streamReadContext()), NOT_FINITE));
                 }
             }
         } catch (JacksonException e) {
@@ -70,6 +79,34 @@ public final class StorableText {
             byte b = body[i];
             if (b == (byte) 0xED) return true;
             if (b == '\\' && i + 1 < body.length && body[i + 1] == 'u') return true;
+        }
+        return false;
+    }
+
+    /**
+     * A cheap first pass for numbers a double cannot hold: only an exponent of three or more digits
+     * ({@code 1e309}) or a run of 300 or more digits can overflow one. Strings that merely look like
+     * that cost one extra parse; nothing is missed.
+     */
+    private static boolean mayHoldHugeNumber(byte[] body) {
+        int digits = 0;
+        for (int i = 0; i < body.length; i++) {
+            byte b = body[i];
+            if (b >= '0' && b <= '9') {
+                if (++digits >= 300) return true;
+                continue;
+            }
+            if ((b == 'e' || b == 'E') && i > 0 && (digits > 0 || body[i - 1] == '.')) {
+                int j = i + 1;
+                if (j < body.length && (body[j] == '+' || body[j] == '-')) j++;
+                int exponent = 0;
+                while (j < body.length && body[j] >= '0' && body[j] <= '9') {
+                    exponent++;
+                    j++;
+                }
+                if (exponent >= 3) return true;
+            }
+            if (b != '.') digits = 0;
         }
         return false;
     }

@@ -28,6 +28,15 @@ public final class TextRules {
     private TextRules() {
     }
 
+    /**
+     * The length of {@code s} in characters as the spec and {@code openapi.yaml} count them: Unicode
+     * code points (JSON Schema's {@code maxLength}, RFC 8259's characters), so an emoji is one
+     * character, not the two UTF-16 units of {@link String#length()}.
+     */
+    public static int length(String s) {
+        return s.codePointCount(0, s.length());
+    }
+
     /** Whether {@code s} contains a control character (category Cc). */
     public static boolean hasControl(String s) {
         for (int i = 0; i < s.length(); i++) {
@@ -62,7 +71,7 @@ public final class TextRules {
      */
     public static String textProblem(String value, int maxLength) {
         if (value == null || value.isBlank()) return "must not be empty";
-        if (value.length() > maxLength) return "must be at most " + maxLength + " characters";
+        if (length(value) > maxLength) return "must be at most " + maxLength + " characters";
         if (hasControl(value)) return NO_CONTROL;
         return null;
     }

@@ -7,6 +7,7 @@ import dev.pushservice.platform.error.ApiException;
 import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.error.ErrorDetail;
 import dev.pushservice.platform.json.StorableText;
+import dev.pushservice.platform.json.Utf8;
 import dev.pushservice.platform.ratelimit.RateLimiter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -23,7 +24,7 @@ import org.springframework.web.util.WebUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Scope (403), then rate limit (429), then the one text rule ({@link StorableText}: no U+0000 or
+ * Scope (403), then rate limit (429), then a body that is not UTF-8 (400, {@link Utf8}), then the one text rule ({@link StorableText}: no U+0000 or
  * unpaired surrogate in any body string or key, query parameter or path value; 422 naming each) for
  * the matched {@code /v1} handler, before the route reads anything. Every answer, refused or not,
  * carries {@code RateLimit-Policy} and {@code RateLimit} (draft-ietf-httpapi-ratelimit-headers).
@@ -85,6 +86,9 @@ class ApiAccessInterceptor implements HandlerInterceptor {
             });
         }
         BufferedBodyRequest body = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
+        if (body != null && !Utf8.isValid(body.body())) {
+            throw new ApiException(ErrorCode.MALFORMED_REQUEST, "Request body is not UTF-8 (JSON must be sent as UTF-8)");
+        }
         if (body != null) details.addAll(StorableText.check(json, body.body()));
         if (!details.isEmpty()) {
             throw new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed", details);

@@ -599,6 +599,43 @@ class NotificationTests extends ApiTest {
         assertThat(data.path("n").isNumber()).as(data.toString()).isTrue();
     }
 
+    @Test
+    void aClientThatRefusesJsonGetsA406BeforeAnythingIsCreated() {
+        TestApp app = newApp();
+        String body = content("{\"type\":\"all\"}");
+        for (String accept : new String[]{"text/plain", "application/xml", "application/json;q=0", "not a media type"}) {
+            TestApi.Response r = api.send(api.request("/v1/notifications", app.serverKey())
+                    .header("Content-Type", "application/json").header("Accept", accept)
+                    .header("Idempotency-Key", UUID.randomUUID().toString()).POST(HttpRequest.BodyPublishers.ofString(body)));
+            assertError(r, 406, "not_acceptable");
+            assertThat(r.header("Content-Type").orElseThrow()).as(accept).startsWith("application/json");
+        }
+        assertThat(notificationsOf(app)).isZero();
+        // an error answered for another reason is JSON too, not an empty 406 (no route: 404)
+        TestApi.Response missing = api.send(api.request("/v1/notifications/" + UUID.randomUUID() + "/nothing", app.serverKey())
+                .header("Accept", "text/html"));
+        assertError(missing, 404, "not_found");
+        for (String accept : new String[]{"application/json", "application/*", "*/*", "text/html, application/json;q=0.1"}) {
+            TestApi.Response r = api.send(api.request("/v1/notifications", app.serverKey())
+                    .header("Content-Type", "application/json").header("Accept", accept)
+                    .header("Idempotency-Key", UUID.randomUUID().toString()).POST(HttpRequest.BodyPublishers.ofString(body)));
+            assertThat(r.status()).as(accept + " " + r).isEqualTo(202);
+        }
+    }
+
+    @Test
+    void optionsIsA405ListingTheMethods() {
+        TestApp app = newApp();
+        TestApi.Response r = api.send(api.request("/v1/notifications", app.serverKey())
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody()));
+        assertError(r, 405, "method_not_allowed");
+        assertThat(r.header("Allow").orElseThrow()).isEqualTo("GET, POST");
+        TestApi.Response one = api.send(api.request("/v1/notifications/" + UUID.randomUUID() + "/cancel", app.serverKey())
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody()));
+        assertError(one, 405, "method_not_allowed");
+        assertThat(one.header("Allow").orElseThrow()).isEqualTo("POST");
+    }
+
     /** Text as UTF-8 and single bytes (ints), in order. */
     private static byte[] bytes(Object... parts) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();

@@ -14,6 +14,7 @@ import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.HttpMediaTypeNotAcceptableException;
@@ -26,7 +27,12 @@ import org.springframework.web.method.annotation.MethodArgumentTypeMismatchExcep
 import org.springframework.web.servlet.NoHandlerFoundException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
 
-/** The one place that turns exceptions into the spec's error shape. Controllers just throw. */
+/**
+ * The one place that turns exceptions into the spec's error shape. Controllers just throw. Every
+ * answer here presets {@code Content-Type: application/json}, so Spring does not negotiate it against
+ * {@code Accept}: an error is JSON whatever the client asked for (negotiating made a 404 or 406 with
+ * {@code Accept: text/plain} an empty 406 with a stack trace in the log).
+ */
 @RestControllerAdvice
 class ApiExceptionHandler {
 
@@ -35,7 +41,7 @@ class ApiExceptionHandler {
     /** Thrown only by the request-path filters and interceptors of {@code platform.web}. */
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ErrorBody> api(ApiException e, HttpServletRequest request) {
-        ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status());
+        ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status()).contentType(MediaType.APPLICATION_JSON);
         e.headers().forEach((name, value) -> builder.header(name, value));
         return builder.body(ErrorBody.of(e.code(), e.getMessage(), e.details(), RequestIds.current(request)));
     }
@@ -46,12 +52,12 @@ class ApiExceptionHandler {
         String id = RequestIds.current(request);
         return switch (e) {
             case Malformed malformed -> error(ErrorCode.MALFORMED_REQUEST, malformed.getMessage(), request);
-            case InvalidInput invalid -> ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status())
+            case InvalidInput invalid -> ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status()).contentType(MediaType.APPLICATION_JSON)
                     .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, invalid.getMessage(),
                             invalid.violations().stream().map(v -> new ErrorDetail(v.field(), v.message())).toList(), id));
             case NotFound notFound -> error(ErrorCode.NOT_FOUND, notFound.getMessage(), request);
             case Conflict conflict -> error(ErrorCode.CONFLICT, conflict.getMessage(), request);
-            case Unavailable unavailable -> ResponseEntity.status(ErrorCode.SERVICE_UNAVAILABLE.status())
+            case Unavailable unavailable -> ResponseEntity.status(ErrorCode.SERVICE_UNAVAILABLE.status()).contentType(MediaType.APPLICATION_JSON)
                     .header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, (unavailable.retryAfter().toMillis() + 999) / 1000)))
                     .body(ErrorBody.of(ErrorCode.SERVICE_UNAVAILABLE, unavailable.getMessage(), List.of(), id));
         };
@@ -81,7 +87,7 @@ class ApiExceptionHandler {
     ResponseEntity<ErrorBody> method(HttpRequestMethodNotSupportedException e, HttpServletRequest request) {
         String allowed = e.getSupportedHttpMethods() == null ? "" : e.getSupportedHttpMethods().stream()
                 .map(Object::toString).sorted().collect(Collectors.joining(", "));
-        return ResponseEntity.status(ErrorCode.METHOD_NOT_ALLOWED.status())
+        return ResponseEntity.status(ErrorCode.METHOD_NOT_ALLOWED.status()).contentType(MediaType.APPLICATION_JSON)
                 .header(HttpHeaders.ALLOW, allowed)
                 .body(ErrorBody.of(ErrorCode.METHOD_NOT_ALLOWED,
                         "Method " + request.getMethod() + " is not allowed here; allowed: " + allowed,
@@ -122,12 +128,13 @@ class ApiExceptionHandler {
     }
 
     private static ResponseEntity<ErrorBody> validation(String field, String message, HttpServletRequest request) {
-        return ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status())
+        return ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status()).contentType(MediaType.APPLICATION_JSON)
                 .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, "Request validation failed",
                         List.of(new ErrorDetail(field, message)), RequestIds.current(request)));
     }
 
     private static ResponseEntity<ErrorBody> error(ErrorCode code, String message, HttpServletRequest request) {
-        return ResponseEntity.status(code.status()).body(ErrorBody.of(code, message, List.of(), RequestIds.current(request)));
+        return ResponseEntity.status(code.status()).contentType(MediaType.APPLICATION_JSON)
+                .body(ErrorBody.of(code, message, List.of(), RequestIds.current(request)));
     }
 }

@@ -16,7 +16,12 @@ import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.InvalidMediaTypeException;
+import org.springframework.http.MediaType;
 import org.springframework.stereotype.Component;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
@@ -48,6 +53,10 @@ class ApiAccessInterceptor implements HandlerInterceptor {
         ApiPrincipal principal = (ApiPrincipal) request.getAttribute(ApiGateFilter.PRINCIPAL_ATTRIBUTE);
         if (principal == null) return true; // not a /v1 route
         Authorize rule = method.getMethodAnnotation(Authorize.class);
+        if (rule == null && HttpMethod.OPTIONS.matches(request.getMethod())) {
+            // Spring's implicit OPTIONS answer for a known path: the contract has no OPTIONS operations
+            throw methodNotAllowed(request, method);
+        }
         if (rule == null) {
             log.error("Handler {} has no @Authorize; refusing", method.getShortLogMessage());
             throw new ApiException(ErrorCode.FORBIDDEN, "This route is not available to API keys");
@@ -67,8 +76,48 @@ class ApiAccessInterceptor implements HandlerInterceptor {
                     "Rate limit exceeded for this " + which + "; retry after " + decision.retryAfterSeconds() + " s",
                     List.of(), Map.of("Retry-After", Long.toString(decision.retryAfterSeconds())));
         }
+        refuseUnacceptable(request, method);
         refuseUnstorableText(request);
         return true;
+    }
+
+    /**
+     * A route that answers JSON, asked for by a client that refuses JSON: 406 before the route runs.
+     * Spring negotiates only when it writes the answer, after the route has run, so a create with
+     * {@code Accept: text/plain} created its notification and then answered an empty 406 (a client
+     * retrying with a new key would have sent it twice). Routes that write their own answer (the CSV
+     * download) return nothing and are left to choose.
+     */
+    private static void refuseUnacceptable(HttpServletRequest request, HandlerMethod method) {
+        if (method.isVoid()) return;
+        List<String> accept = java.util.Collections.list(request.getHeaders(HttpHeaders.ACCEPT));
+        if (accept.isEmpty()) return;
+        boolean json;
+        try {
+            json = MediaType.parseMediaTypes(accept).stream()
+                    .anyMatch(type -> type.getQualityValue() > 0 && type.isCompatibleWith(MediaType.APPLICATION_JSON));
+        } catch (InvalidMediaTypeException e) {
+            json = false;
+        }
+        if (!json) throw new ApiException(ErrorCode.NOT_ACCEPTABLE, "This route answers with application/json");
+    }
+
+    /** 405 with {@code Allow} for OPTIONS, listing the path's operations as every other 405 does. */
+    private static ApiException methodNotAllowed(HttpServletRequest request, HandlerMethod options) {
+        String allowed = "";
+        try {
+            java.lang.reflect.Method handle = options.getMethod();
+            ReflectionUtils.makeAccessible(handle);
+            if (handle.invoke(options.getBean()) instanceof HttpHeaders headers) {
+                allowed = headers.getAllow().stream().map(HttpMethod::name)
+                        .filter(m -> !m.equals("OPTIONS") && !m.equals("HEAD")).sorted()
+                        .collect(java.util.stream.Collectors.joining(", "));
+            }
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            log.debug("Could not list the methods of {}", request.getRequestURI(), e);
+        }
+        return new ApiException(ErrorCode.METHOD_NOT_ALLOWED,
+                "Method OPTIONS is not allowed here; allowed: " + allowed, List.of(), Map.of(HttpHeaders.ALLOW, allowed));
     }
 
     private void refuseUnstorableText(HttpServletRequest request) {

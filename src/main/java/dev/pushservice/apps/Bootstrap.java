@@ -1,5 +1,6 @@
 package dev.pushservice.apps;
 
+import dev.pushservice.platform.config.PushEnvironment;
 import dev.pushservice.platform.config.PushProperties;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -15,9 +16,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.stereotype.Component;
 
 /**
- * First start on an empty database: creates the default tenant and shows its raw keys once, on
- * the console (not through the logger, so they never reach log storage) and in
- * {@code <dataDir>/bootstrap-keys.txt} with mode 0600. Later starts do nothing.
+ * First start on an empty database: creates the default tenant and shows its raw keys once, in
+ * {@code <dataDir>/bootstrap-keys.txt} with mode 0600 and, when standard output is a terminal, on
+ * the console (never through the logger). When it is not (a service manager, a container, a pipe),
+ * whatever reads it is log storage, so only the file's path is printed. Later starts do nothing.
  */
 @Component
 @ConditionalOnProperty(name = "push.bootstrap.enabled", havingValue = "true", matchIfMissing = true)
@@ -52,8 +54,16 @@ class Bootstrap implements ApplicationRunner {
         Path file = writeKeyFile(text);
         PrintStream out = System.out;
         out.println();
-        out.print(text);
-        out.println("  also written to " + file.toAbsolutePath() + " (mode 0600); delete it once the keys are stored safely.");
+        if (PushEnvironment.attachedToTerminal()) {
+            out.print(text);
+            out.println("  also written to " + file.toAbsolutePath() + " (mode 0600); delete it once the keys are stored safely.");
+        } else {
+            // standard output is a pipe, a file or a container's log: whatever reads it stores it, so the
+            // raw keys stay in the file only
+            out.println("Push Service: first start. The server key and the public key of app " + r.app().id()
+                    + " are in " + file.toAbsolutePath() + " (mode 0600), shown nowhere else and never again:"
+                    + " store them safely, then delete the file.");
+        }
         out.println();
         log.info("Bootstrapped organisation {} and app {}; keys written to {}", r.organisation().id(), r.app().id(), file);
     }

@@ -24,6 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -39,7 +42,8 @@ class InstanceLifecycleTests {
     private static final Pattern PUBLIC_KEY = Pattern.compile("ps_public_[A-Za-z0-9_-]{43}");
 
     @Test
-    void restartKeepsDataAndBootstrapsOnlyOnce(@TempDir Path dataDir) throws Exception {
+    @ExtendWith(OutputCaptureExtension.class)
+    void restartKeepsDataAndBootstrapsOnlyOnce(@TempDir Path dataDir, CapturedOutput output) throws Exception {
         AppInstance.Builder settings = AppInstance.with()
                 .set("push.database-url", "") // embedded PostgreSQL in <dataDir>/postgres
                 .set("push.data-dir", dataDir.toString())
@@ -59,6 +63,10 @@ class InstanceLifecycleTests {
             serverKey = only(SERVER_KEY, keyFileText);
             publicKey = only(PUBLIC_KEY, keyFileText);
             assertTenantCounts(first);
+            // standard output is not a terminal here (as under a service manager or in a container):
+            // it is log storage, so it names the file and never shows the raw keys
+            assertThat(output.getAll()).contains(keyFile.toAbsolutePath().toString())
+                    .doesNotContain(serverKey).doesNotContain(publicKey);
             TestApi.Response settingsRead = first.api.get("/v1/app/settings", serverKey);
             assertThat(settingsRead.status()).as(settingsRead.toString()).isEqualTo(200);
             // the public key exists and authenticates; it just may not read settings

@@ -39,7 +39,7 @@ public class PushEnvironment implements EnvironmentPostProcessor {
      * from JDK 22 it may return a console for redirected streams too, and {@code Console.isTerminal()}
      * (looked up reflectively, the build targets 21) tells the two apart.
      */
-    static boolean attachedToTerminal() {
+    public static boolean attachedToTerminal() {
         Console console = System.console();
         if (console == null) return false;
         try {

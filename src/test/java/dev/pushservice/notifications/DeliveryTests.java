@@ -696,6 +696,23 @@ class DeliveryTests extends PeerApiTest {
         assertThat(FCM.receivedFor(token)).as("the failed attempt and the accepted one").hasSize(2);
     }
 
+    /**
+     * With the lanes paused by the caller: sends a bulk notification to {@code user} (one device on
+     * {@code platform}, an app capped at one) and claims its recipient through the store with
+     * {@code lease}, as a lane of some instance would before handing it to the provider; the claim
+     * takes the user's only slot.
+     */
+    private DeliveryStore.Claimed claimedByALane(TestApp app, String user, Platform platform, Duration lease) {
+        String id = send(app, toUser(user, ",\"priority\":\"bulk\""));
+        await().atMost(WAIT).until(() -> summary(app, id).path("recipient_count").asLong() == 1);
+        List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, platform, 100, clock.instant(), lease)
+                .stream().filter(c -> c.notificationId().toString().equals(id)).toList();
+        assertThat(claimed).hasSize(1);
+        assertThat(jdbc.sql("select count(*) from frequency_cap_sends where app_id = :app").param("app", app.appId())
+                .query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+        return claimed.getFirst();
+    }
+
     @Test
     void cancellingANotificationWhoseRecipientWasClaimedButNotHandedOverGivesItsSlotBack() throws Exception {
         TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
@@ -708,13 +725,9 @@ class DeliveryTests extends PeerApiTest {
         String claimedOne;
         delivery.pause();
         try {
-            claimedOne = send(app, toUser("gus", ",\"priority\":\"bulk\""));
-            await().atMost(WAIT).until(() -> summary(app, claimedOne).path("recipient_count").asLong() == 1);
             // a live lane's lease (the default): the sweep of expired leases of cancelled notifications leaves it alone
-            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.ANDROID, 100, clock.instant(), Duration.ofMinutes(2))
-                    .stream().filter(c -> c.notificationId().toString().equals(claimedOne)).toList();
-            assertThat(claimed).hasSize(1);
-            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+            DeliveryStore.Claimed claimed = claimedByALane(app, "gus", Platform.ANDROID, Duration.ofMinutes(2));
+            claimedOne = claimed.notificationId().toString();
 
             TestApi.Response cancel = api.post("/v1/notifications/" + claimedOne + "/cancel", app.serverKey(), "");
             assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
@@ -724,7 +737,7 @@ class DeliveryTests extends PeerApiTest {
                     .as("a claimed recipient may be in flight: it keeps its slot until recorded").isEqualTo(1);
 
             // what the lane's sender does with a claimed recipient of a cancelled notification
-            store.record(List.of(new DeliveryStore.Cancelled(claimed.getFirst())), clock.instant());
+            store.record(List.of(new DeliveryStore.Cancelled(claimed)), clock.instant());
         } finally {
             delivery.resume();
         }
@@ -748,12 +761,7 @@ class DeliveryTests extends PeerApiTest {
         String stranded;
         delivery.pause();
         try {
-            stranded = send(app, toUser("ida", ",\"priority\":\"bulk\""));
-            await().atMost(WAIT).until(() -> summary(app, stranded).path("recipient_count").asLong() == 1);
-            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.IOS, 100, clock.instant(), Duration.ZERO)
-                    .stream().filter(c -> c.notificationId().toString().equals(stranded)).toList();
-            assertThat(claimed).hasSize(1);
-            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+            stranded = claimedByALane(app, "ida", Platform.IOS, Duration.ZERO).notificationId().toString();
 
             TestApi.Response cancel = api.post("/v1/notifications/" + stranded + "/cancel", app.serverKey(), "");
             assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);

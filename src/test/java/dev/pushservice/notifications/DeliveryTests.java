@@ -708,9 +708,14 @@ class DeliveryTests extends PeerApiTest {
         List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, platform, 100, clock.instant(), lease)
                 .stream().filter(c -> c.notificationId().toString().equals(id)).toList();
         assertThat(claimed).hasSize(1);
-        assertThat(jdbc.sql("select count(*) from frequency_cap_sends where app_id = :app").param("app", app.appId())
-                .query(Long.class).single()).as("the slot is taken").isEqualTo(1);
+        assertThat(slotsTaken(app)).as("the slot is taken").isEqualTo(1);
         return claimed.getFirst();
+    }
+
+    /** The app's frequency-cap slots taken now (counted sends in the window). */
+    private long slotsTaken(TestApp app) {
+        return jdbc.sql("select count(*) from frequency_cap_sends where app_id = :app").param("app", app.appId())
+                .query(Long.class).single();
     }
 
     @Test
@@ -718,7 +723,6 @@ class DeliveryTests extends PeerApiTest {
         TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
         String token = TestTokens.fcm();
         UUID device = register(app, "android", token, ",\"external_user_id\":\"gus\"");
-        String counted = "select count(*) from frequency_cap_sends where app_id = :app";
 
         // the lanes are paused so the claim below is the only one: it plays a lane of some instance that
         // claimed the recipient (taking the user's slot) and has not handed it to the provider yet
@@ -733,7 +737,7 @@ class DeliveryTests extends PeerApiTest {
             assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
             assertThat(recipients(app, claimedOne).get(device).path("status").asString())
                     .as("claimed: the cancel leaves it to the lane").isEqualTo("sending");
-            assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single())
+            assertThat(slotsTaken(app))
                     .as("a claimed recipient may be in flight: it keeps its slot until recorded").isEqualTo(1);
 
             // what the lane's sender does with a claimed recipient of a cancelled notification
@@ -742,7 +746,7 @@ class DeliveryTests extends PeerApiTest {
             delivery.resume();
         }
         assertThat(recipients(app, claimedOne).get(device).path("status").asString()).isEqualTo("cancelled");
-        assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("given back").isZero();
+        assertThat(slotsTaken(app)).as("given back").isZero();
         assertThat(sendAndFinish(app, toUser("gus", ""))).containsEntry(device, "accepted");
         assertThat(FCM.receivedFor(token)).as("the cancelled send never left").hasSize(1);
     }
@@ -752,7 +756,6 @@ class DeliveryTests extends PeerApiTest {
         TestApp app = cappedApp("{\"limit\":1,\"window_seconds\":3600}");
         String token = TestTokens.apns();
         UUID device = register(app, "ios", token, ",\"external_user_id\":\"ida\"");
-        String counted = "select count(*) from frequency_cap_sends where app_id = :app";
         String series = "push_delivery_outcomes_total{lane=\"bulk\",outcome=\"cancelled\",platform=\"ios\",reason=\"cancelled\"} ";
         double before = metric(series);
 
@@ -782,7 +785,7 @@ class DeliveryTests extends PeerApiTest {
         assertThat(summary.path("counts").path("cancelled").asLong()).isEqualTo(1);
         assertThat(summary.path("counts").path("sending").asLong()).isZero();
         assertThat(summary.path("counts").path("pending").asLong()).isZero();
-        assertThat(jdbc.sql(counted).param("app", app.appId()).query(Long.class).single()).as("given back").isZero();
+        assertThat(slotsTaken(app)).as("given back").isZero();
         assertThat(store.cancelStranded(clock.instant())).as("each recipient ends once").isZero();
         assertThat(metric(series) - before).as("counted as a lane counts a cancelled recipient").isEqualTo(1);
 

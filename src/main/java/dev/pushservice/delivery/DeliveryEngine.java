@@ -137,11 +137,10 @@ public class DeliveryEngine implements SmartLifecycle {
     /**
      * {@code count} recipients of {@code lane} and {@code platform} that the store's claim ended
      * unsent by a rule of its own ({@code reason}, such as a frequency cap): counted under
-     * {@code push_delivery_outcomes_total} with outcome {@code skipped}, one increment for all. A
-     * no-op where the engine does not run.
+     * {@code push_delivery_outcomes_total} with outcome {@code skipped}, one increment for all.
      */
     public void skipped(Priority lane, Platform platform, String reason, int count) {
-        DeliveryMetrics m = metrics;
+        DeliveryMetrics m = metrics();
         if (m != null) m.outcomes(lane, platform, DeliveryMetrics.SKIPPED, reason, count);
     }
 

@@ -41,7 +41,7 @@ class ApiExceptionHandler {
     /** Thrown only by the request-path filters and interceptors of {@code platform.web}. */
     @ExceptionHandler(ApiException.class)
     ResponseEntity<ErrorBody> api(ApiException e, HttpServletRequest request) {
-        ResponseEntity.BodyBuilder builder = ResponseEntity.status(e.code().status()).contentType(MediaType.APPLICATION_JSON);
+        ResponseEntity.BodyBuilder builder = json(e.code());
         e.headers().forEach((name, value) -> builder.header(name, value));
         return builder.body(ErrorBody.of(e.code(), e.getMessage(), e.details(), RequestIds.current(request)));
     }
@@ -52,12 +52,12 @@ class ApiExceptionHandler {
         String id = RequestIds.current(request);
         return switch (e) {
             case Malformed malformed -> error(ErrorCode.MALFORMED_REQUEST, malformed.getMessage(), request);
-            case InvalidInput invalid -> ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status()).contentType(MediaType.APPLICATION_JSON)
+            case InvalidInput invalid -> json(ErrorCode.VALIDATION_FAILED)
                     .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, invalid.getMessage(),
                             invalid.violations().stream().map(v -> new ErrorDetail(v.field(), v.message())).toList(), id));
             case NotFound notFound -> error(ErrorCode.NOT_FOUND, notFound.getMessage(), request);
             case Conflict conflict -> error(ErrorCode.CONFLICT, conflict.getMessage(), request);
-            case Unavailable unavailable -> ResponseEntity.status(ErrorCode.SERVICE_UNAVAILABLE.status()).contentType(MediaType.APPLICATION_JSON)
+            case Unavailable unavailable -> json(ErrorCode.SERVICE_UNAVAILABLE)
                     .header(HttpHeaders.RETRY_AFTER, Long.toString(Math.max(1, (unavailable.retryAfter().toMillis() + 999) / 1000)))
                     .body(ErrorBody.of(ErrorCode.SERVICE_UNAVAILABLE, unavailable.getMessage(), List.of(), id));
         };
@@ -87,7 +87,7 @@ class ApiExceptionHandler {
     ResponseEntity<ErrorBody> method(HttpRequestMethodNotSupportedException e, HttpServletRequest request) {
         String allowed = e.getSupportedHttpMethods() == null ? "" : e.getSupportedHttpMethods().stream()
                 .map(Object::toString).sorted().collect(Collectors.joining(", "));
-        return ResponseEntity.status(ErrorCode.METHOD_NOT_ALLOWED.status()).contentType(MediaType.APPLICATION_JSON)
+        return json(ErrorCode.METHOD_NOT_ALLOWED)
                 .header(HttpHeaders.ALLOW, allowed)
                 .body(ErrorBody.of(ErrorCode.METHOD_NOT_ALLOWED,
                         "Method " + request.getMethod() + " is not allowed here; allowed: " + allowed,
@@ -128,13 +128,18 @@ class ApiExceptionHandler {
     }
 
     private static ResponseEntity<ErrorBody> validation(String field, String message, HttpServletRequest request) {
-        return ResponseEntity.status(ErrorCode.VALIDATION_FAILED.status()).contentType(MediaType.APPLICATION_JSON)
+        return json(ErrorCode.VALIDATION_FAILED)
                 .body(ErrorBody.of(ErrorCode.VALIDATION_FAILED, "Request validation failed",
                         List.of(new ErrorDetail(field, message)), RequestIds.current(request)));
     }
 
+    /** Every answer of this class starts here: its status, and JSON whatever the client's {@code Accept}. */
+    private static ResponseEntity.BodyBuilder json(ErrorCode code) {
+        return ResponseEntity.status(code.status()).contentType(MediaType.APPLICATION_JSON);
+    }
+
     private static ResponseEntity<ErrorBody> error(ErrorCode code, String message, HttpServletRequest request) {
-        return ResponseEntity.status(code.status()).contentType(MediaType.APPLICATION_JSON)
+        return json(code)
                 .body(ErrorBody.of(code, message, List.of(), RequestIds.current(request)));
     }
 }

@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -168,6 +170,65 @@ public class DeliveryEngine implements SmartLifecycle {
             }
             return metrics;
         }
+    }
+
+    /**
+     * Reserves in-flight budget of {@code priority}'s lane for recipients a fan-out page hands
+     * straight over ({@link Handover}), or returns null: the engine does not run here, is paused,
+     * hand-over is off ({@code push.delivery.handoff}), or the lane had no budget free for
+     * {@code wait}; the page then leaves its recipients {@code pending} for any instance's claim.
+     *
+     * <p>{@code seen} counts the devices per platform (by ordinal) of the notification's earlier pages:
+     * the page's size ({@link Handover#limit()}) is what the free budget takes at that mix, so a page
+     * of an all-iOS audience is not cut short by the budgets of other platforms; without a history
+     * it is the largest free budget. It waits, up to {@code wait}, until a page of at least a quarter
+     * of the lane's budget fits (or {@code max}, if smaller): then the page is worth its statement.
+     * Past {@code wait} it takes whatever is free. Never called on a Netty I/O thread.
+     */
+    public Handover reserve(Priority priority, int max, int[] seen, Duration wait) {
+        Lane lane = lanes.get(priority);
+        if (!running || !properties.handoff() || lane == null || !lane.accepting() || max < 1) return null;
+        long total = 0;
+        for (int n : seen) total += n;
+        int want = Math.min(max, lane.minClaim());
+        long deadline = System.nanoTime() + wait.toNanos();
+        int limit;
+        while (true) {
+            limit = limit(lane, seen, total, max);
+            if (limit >= want) break;
+            if (System.nanoTime() - deadline >= 0) {
+                if (limit < 1) return null;
+                break;
+            }
+            LockSupport.parkNanos(HANDOVER_WAIT_STEP);
+            if (!running || !lane.accepting()) return null;
+        }
+        int[] reserved = new int[Platform.values().length];
+        for (Platform p : Platform.values()) {
+            if (total == 0 || seen[p.ordinal()] > 0) reserved[p.ordinal()] = lane.reserve(p, limit);
+        }
+        return new Handover(this, lane, reserved, limit, clock.instant().plus(properties.lease()));
+    }
+
+    private static final long HANDOVER_WAIT_STEP = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /** The page size the lane's free budget takes at the platform mix {@code seen}. */
+    private static int limit(Lane lane, int[] seen, long total, int max) {
+        double limit = total == 0 ? 0 : max;
+        for (Platform p : Platform.values()) {
+            int free = lane.free(p);
+            if (total == 0) {
+                limit = Math.max(limit, free);
+            } else if (seen[p.ordinal()] > 0) {
+                limit = Math.min(limit, free * (double) total / seen[p.ordinal()]);
+            }
+        }
+        return (int) Math.min(max, limit);
+    }
+
+    /** The blueprint a hand-over sends: the lanes find it without reading the store. */
+    void knownBlueprint(Blueprint blueprint) {
+        blueprints.put(blueprint.notificationId(), Optional.of(blueprint));
     }
 
     /** Messages of {@code lane} handed to {@code platform}'s provider and not yet answered. */

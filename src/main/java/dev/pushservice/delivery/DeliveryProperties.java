@@ -20,6 +20,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param maxBackoff ceiling of any wait between two attempts ({@code PUSH_DELIVERY_MAX_BACKOFF}, 5m)
  * @param senderThreads threads per lane that render and hand messages to providers ({@code PUSH_DELIVERY_SENDER_THREADS}, 2)
  * @param lanes per lane: messages handed to a provider and not yet answered, per platform
+ * @param handoff whether a fan-out hands the recipients its instance's lane has room for straight to
+ *                that lane, inserted {@code sending}, instead of leaving every recipient for a claim
+ *                ({@code PUSH_DELIVERY_HANDOFF}, true; see {@link Handover})
  */
 @ConfigurationProperties(prefix = "push.delivery")
 public record DeliveryProperties(
@@ -30,7 +33,8 @@ public record DeliveryProperties(
         Duration initialBackoff,
         Duration maxBackoff,
         int senderThreads,
-        Map<Priority, Lane> lanes) {
+        Map<Priority, Lane> lanes,
+        Boolean handoff) {
 
     /** Default in-flight budgets per platform: they sum to 900, below every provider's default of 1,000. */
     static final Map<Priority, Integer> DEFAULT_IN_FLIGHT = Map.of(
@@ -52,11 +56,12 @@ public record DeliveryProperties(
             complete.put(p, lane == null || lane.inFlight() <= 0 ? new Lane(DEFAULT_IN_FLIGHT.get(p)) : lane);
         }
         lanes = Map.copyOf(complete);
+        if (handoff == null) handoff = Boolean.TRUE;
     }
 
     /** Defaults everywhere (tests and tools). */
     public static DeliveryProperties defaults() {
-        return new DeliveryProperties(0, null, null, 0, null, null, 0, null);
+        return new DeliveryProperties(0, null, null, 0, null, null, 0, null, null);
     }
 
     public RetryBackoff backoff() {

@@ -161,6 +161,47 @@ final class Lane {
         if (!paused) signal();
     }
 
+    /** Whether recipients may be handed to this lane now (started, not stopping, not paused). */
+    boolean accepting() {
+        return running && !paused;
+    }
+
+    /** The least budget worth a claim or a hand-over. */
+    int minClaim() {
+        return minClaim;
+    }
+
+    /** Free in-flight budget of {@code platform}. */
+    int free(Platform platform) {
+        return budgets.get(platform).availablePermits();
+    }
+
+    /** Takes up to {@code max} of {@code platform}'s free budget without waiting; returns how much it took. */
+    int reserve(Platform platform, int max) {
+        Semaphore budget = budgets.get(platform);
+        while (true) {
+            int n = Math.min(budget.availablePermits(), max);
+            if (n <= 0) return 0;
+            if (budget.tryAcquire(n)) return n;
+        }
+    }
+
+    /** Gives back budget {@link #reserve} took and no recipient used. */
+    void release(Platform platform, int n) {
+        if (n <= 0) return;
+        budgets.get(platform).release(n);
+        int waiting = waitingForBudget.get();
+        if ((waiting & (1 << platform.ordinal())) != 0 && waitingForBudget.compareAndSet(waiting, 0)) wake();
+    }
+
+    /**
+     * Sends recipients the store made {@code sending} for this lane without a claim (a fan-out page
+     * handed over after its commit); their budget was {@link #reserve reserved} per platform.
+     */
+    void handOver(List<DeliveryStore.Claimed> recipients) {
+        if (!recipients.isEmpty()) dispatch(recipients);
+    }
+
     /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
     int inFlight(Platform platform) {
         return capacity - budgets.get(platform).availablePermits();
@@ -237,17 +278,22 @@ final class Lane {
                     // wake-ups for freed budget on another platform do not claim it again
                     long until = emptyUntil[platform.ordinal()];
                     if (until != 0 && System.nanoTime() - until < 0) continue;
-                    List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
-                            properties.lease());
+                    // the budget is taken before the claim: a fan-out handing recipients over
+                    // (reserve) takes it from other threads
+                    if (!budget.tryAcquire(want)) continue;
+                    List<DeliveryStore.Claimed> batch;
+                    try {
+                        batch = store.claim(priority, platform, want, clock.instant(), properties.lease());
+                    } catch (RuntimeException e) {
+                        budget.release(want);
+                        throw e;
+                    }
+                    if (batch.size() < want) budget.release(want - batch.size());
                     if (batch.isEmpty()) {
                         emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
                         continue;
                     }
                     emptyUntil[platform.ordinal()] = 0;
-                    if (!budget.tryAcquire(batch.size())) {
-                        // only this thread acquires, so the permits counted above are still there
-                        throw new IllegalStateException("lane budget changed under the claimer");
-                    }
                     dispatch(batch);
                     if (batch.size() == want) more = true;
                 }
@@ -315,7 +361,7 @@ final class Lane {
                 if (!byNotification.containsKey(c.notificationId())) byNotification.put(c.notificationId(), blueprints.apply(c));
             }
         } catch (RuntimeException e) {
-            budgets.get(batch.getFirst().platform()).release(batch.size());
+            releaseBudget(batch);
             throw e; // the claimed recipients are claimed again when their lease runs out
         }
         for (int from = 0; from < batch.size(); from += SLICE) {
@@ -332,9 +378,16 @@ final class Lane {
                 });
             } catch (RuntimeException rejected) { // shutting down: leave them to their lease
                 notifications.forEach(id -> waiting.computeIfPresent(id, (k, n) -> n == 1 ? null : n - 1));
-                budgets.get(slice.getFirst().platform()).release(slice.size());
+                releaseBudget(slice);
             }
         }
+    }
+
+    /** Gives back the budget of recipients that will not be sent (a batch may mix platforms when handed over). */
+    private void releaseBudget(List<DeliveryStore.Claimed> recipients) {
+        int[] n = new int[Platform.values().length];
+        for (DeliveryStore.Claimed c : recipients) n[c.platform().ordinal()]++;
+        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) budgets.get(p).release(n[p.ordinal()]);
     }
 
     private static Set<UUID> notificationsOf(List<DeliveryStore.Claimed> slice) {

@@ -1,5 +1,7 @@
 package dev.pushservice.notifications;
 
+import dev.pushservice.delivery.Handover;
+import java.time.Duration;
 import java.util.UUID;
 
 /**
@@ -34,6 +36,16 @@ public interface DeliveryHandoff {
      * handed to a provider must not be.
      */
     default void cancelled(UUID appId, UUID notificationId) {
+    }
+
+    /**
+     * Room in this instance's delivery for recipients of the next fan-out page to go straight to a
+     * lane without a claim ({@link Handover}), waiting up to {@code wait} for it; null when there is
+     * none (the page inserts every recipient {@code pending}). {@code seen}: devices per platform (by
+     * ordinal) of the notification's earlier pages. Called outside the page's transaction.
+     */
+    default Handover handover(UUID appId, String priority, int max, int[] seen, Duration wait) {
+        return null;
     }
 
     /** Used while no delivery bean exists: nothing is delivered. */

@@ -90,6 +90,11 @@ class FrequencyCapping {
         }
     }
 
+    /** Whether the app has a cap that applies to {@code lane} (from the settings cache; no statement). */
+    boolean applies(UUID appId, Priority lane) {
+        return settings.frequencyCap(appId).filter(f -> f.appliesTo(lane.value())).isPresent();
+    }
+
     /**
      * Applies the caps to {@code claimed} (recipients of {@code lane} just claimed); call it in the
      * claim's transaction on the delivery pool.

@@ -5,11 +5,15 @@ import com.github.kagkarlsson.scheduler.task.TaskDescriptor;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.apps.DeliveryTiming;
+import dev.pushservice.delivery.Blueprint;
+import dev.pushservice.delivery.DeliveryStore;
+import dev.pushservice.delivery.Handover;
 import dev.pushservice.lifecycle.LifecycleEventRepository;
 import dev.pushservice.lifecycle.LifecycleEventRepository.Kind;
 import dev.pushservice.platform.jobs.DeadLetters;
 import dev.pushservice.platform.jobs.PermanentJobFailure;
 import dev.pushservice.platform.jobs.RetryPolicy;
+import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.TimeZones;
 import dev.pushservice.platform.rules.WallClockTimes;
@@ -37,6 +41,8 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -133,10 +139,21 @@ public class NotificationFanOut {
         if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
             throw new IllegalStateException("materializeNow must run in the caller's transaction");
         }
-        run(new Data(appId, notificationId));
+        run(new Data(appId, notificationId), Duration.ZERO);
     }
 
     void run(Data data) {
+        run(data, HANDOVER_WAIT);
+    }
+
+    /**
+     * How long a page waits for room in this instance's lane ({@link Handover}) before it leaves its
+     * recipients {@code pending} for any instance's claim. The fan-out of a tiny audience in its
+     * creation's transaction never waits.
+     */
+    static final Duration HANDOVER_WAIT = Duration.ofMillis(500);
+
+    private void run(Data data, Duration handoverWait) {
         UUID app = data.appId();
         UUID id = data.notificationId();
         NotificationRepository.Row row = transactions.execute(status -> start(app, id));
@@ -147,25 +164,42 @@ public class NotificationFanOut {
             NotificationRepository.AudienceSql audience = audience(app, row.audience());
             long total = 0;
             Timing timing = timing(row);
+            Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
+            int[] seen = new int[Platform.values().length];
             while (true) {
-                NotificationRepository.PageResult page = transactions.execute(status -> {
-                    NotificationRepository.Row current = notifications.lock(app, id).orElse(null);
-                    if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
-                    var result = timing.plain()
-                            ? notifications.insertPage(app, id, audience, current.audienceAt(), current.cursorAt(),
-                                    current.cursorId(), pageSize, renderValues, clock.instant(), timing.plainExpiry())
-                            : timing.perMinute() == null ? zonedPage(current, audience, timing, renderValues)
-                            : timedPage(current, audience, timing, renderValues);
-                    if (result.lastAt() != null) notifications.saveCursor(app, id, result.lastAt(), result.lastId());
-                    if (result.inserted() > 0) delivery.recipientsAdded(app, id, current.priority(), result.inserted());
-                    return result;
-                });
+                Handover handover = blueprint == null ? null
+                        : delivery.handover(app, row.priority(), pageSize, seen, handoverWait);
+                int limit = handover == null ? pageSize : handover.limit();
+                List<DeliveryStore.Claimed> handed = new ArrayList<>();
+                NotificationRepository.PageResult page;
+                try {
+                    page = transactions.execute(status -> {
+                        // first: from here, the commit hands over what the page inserted sending, anything else releases
+                        if (handover != null) afterPage(handover, handed, blueprint);
+                        NotificationRepository.Row current = notifications.lock(app, id).orElse(null);
+                        if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
+                        var result = handover != null ? handedPage(current, audience, timing, renderValues, handover, handed, seen)
+                                : timing.plain()
+                                ? notifications.insertPage(app, id, audience, current.audienceAt(), current.cursorAt(),
+                                        current.cursorId(), pageSize, renderValues, clock.instant(), timing.plainExpiry())
+                                : timing.perMinute() == null ? zonedPage(current, audience, timing, renderValues)
+                                : timedPage(current, audience, timing, renderValues);
+                        if (result.lastAt() != null) notifications.saveCursor(app, id, result.lastAt(), result.lastId());
+                        if (result.inserted() > 0 && handover == null) {
+                            delivery.recipientsAdded(app, id, current.priority(), result.inserted());
+                        }
+                        return result;
+                    });
+                } catch (RuntimeException e) {
+                    if (handover != null) handover.release(); // a transaction that never began; else no effect
+                    throw e;
+                }
                 if (page == null) {
                     log.info("Notification {}: fan-out stopped, no longer processing", id);
                     return;
                 }
                 total += page.inserted();
-                if (page.selected() < pageSize) break;
+                if (page.selected() < limit) break;
             }
             log.debug("Notification {}: {} recipient(s) inserted by this run", id, total);
         }
@@ -228,6 +262,61 @@ public class NotificationFanOut {
     private static NotificationRepository.ZonedTimes zoned(SendTimes.Plan plan) {
         return new NotificationRepository.ZonedTimes(plan.due(), plan.expiresAt(),
                 plan.expired() ? EXPIRED_IN_QUIET_HOURS : null);
+    }
+
+    /**
+     * One page due at once whose first recipients per platform, as many as {@code handover} has room
+     * for, are inserted {@code sending} and handed to this instance's lane after the commit (no claim);
+     * the rest are {@code pending}, for any instance's claim, and the lane is told of them. A page
+     * that does not commit gives the room back. Adds the page's devices per platform to {@code seen}.
+     */
+    private NotificationRepository.PageResult handedPage(NotificationRepository.Row current,
+                                                         NotificationRepository.AudienceSql audience, Timing timing,
+                                                         NotificationRepository.RenderValues renderValues, Handover handover,
+                                                         List<DeliveryStore.Claimed> handed, int[] seen) {
+        int[] room = new int[Platform.values().length];
+        for (Platform p : Platform.values()) room[p.ordinal()] = handover.room(p);
+        NotificationRepository.HandedPage page = notifications.insertHandedPage(current.appId(), current.id(), audience,
+                current.audienceAt(), current.cursorAt(), current.cursorId(), handover.limit(), renderValues,
+                clock.instant(), timing.plainExpiry(), room, handover.leaseEnd());
+        for (int i = 0; i < seen.length; i++) seen[i] += page.selectedPerPlatform()[i];
+        handed.addAll(page.handed());
+        int pending = page.page().inserted() - handed.size();
+        if (pending > 0) handoff.getIfAvailable(() -> DeliveryHandoff.NONE)
+                .recipientsAdded(current.appId(), current.id(), current.priority(), pending);
+        return page.page();
+    }
+
+    /**
+     * After the page's transaction: its commit hands {@code handed} (what the page inserted
+     * {@code sending}, filled in by then) to the lane and gives back the unused room; a rollback, or
+     * a page that inserted nothing, gives it all back.
+     */
+    private static void afterPage(Handover handover, List<DeliveryStore.Claimed> handed, Blueprint blueprint) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCommit() {
+                handover.deliver(handed, blueprint);
+            }
+
+            @Override
+            public void afterCompletion(int status) {
+                handover.release(); // no effect after deliver
+            }
+        });
+    }
+
+    /**
+     * What a hand-over sends for {@code row}, or null when its content does not compile (a bug: then
+     * no page is handed over, and the claim path fails its recipients as it always did).
+     */
+    private static Blueprint handoverBlueprint(NotificationRepository.Row row) {
+        try {
+            return RecipientDelivery.blueprint(row);
+        } catch (RuntimeException e) {
+            log.warn("Notification {}: no hand-over, its blueprint could not be built: {}", row.id(), e.toString());
+            return null;
+        }
     }
 
     /** One page whose recipients' times depend only on their zone (no throttle): one statement. */

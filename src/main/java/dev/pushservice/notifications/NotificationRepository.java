@@ -238,6 +238,71 @@ class NotificationRepository {
     }
 
     /**
+     * What a page with a hand-over did: the page as {@link #insertPage} reports it, the devices it
+     * selected per platform (by ordinal), and the recipients it inserted {@code sending} for the lane.
+     */
+    record HandedPage(PageResult page, int[] selectedPerPlatform, List<DeliveryStore.Claimed> handed) {
+    }
+
+    /**
+     * Inserts the next page as {@link #insertPage} does (due at once, the notification's expiry),
+     * except that the first {@code room} recipients of each platform are inserted {@code sending},
+     * leased until {@code leaseEnd} with their first attempt counted, and returned with their
+     * device's token: they go straight to this instance's lane ({@link dev.pushservice.delivery.Handover})
+     * with no claim. The rest are {@code pending}. One statement; call it inside a transaction.
+     */
+    HandedPage insertHandedPage(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
+                                OffsetDateTime cursorAt, UUID cursorId, int pageSize, RenderValues renderValues,
+                                Instant now, Instant expiresAt, int[] room, Instant leaseEnd) {
+        jdbc.sql("set local work_mem = '" + FilterCompiler.WORK_MEM + "'").update();
+        String values = renderValues.sql("p");
+        String sql = "with page as (" + pageSql(audience, cursorAt, true) + "), "
+                + "ranked as (select p.*, row_number() over (partition by p.platform order by p.created_at desc, p.id)"
+                + " <= case p.platform when 'ios' then :room_ios when 'android' then :room_android"
+                + " when 'web' then :room_web else 0 end as handed from page p), "
+                + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
+                + " external_user_id, status, attempts, next_attempt_at, due_at, expires_at, render_values, updated_at)"
+                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id,"
+                + " case when p.handed then 'sending' else 'pending' end, case when p.handed then 1 else 0 end,"
+                + " case when p.handed then :lease_end else :now end, :now, :expires_at, " + values + ", :now"
+                + " from ranked p left join users u on u.id = p.user_id"
+                + " on conflict (notification_id, device_id) do nothing"
+                + " returning notification_id, device_id, app_id, platform, status, attempts, external_user_id,"
+                + " render_values::text as render_values, expires_at), "
+                + "summary as (select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
+                + " (select count(*) from page where platform = 'ios') as selected_ios,"
+                + " (select count(*) from page where platform = 'android') as selected_android,"
+                + " (select count(*) from page where platform = 'web') as selected_web,"
+                + " l.created_at as last_at, l.id as last_id"
+                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true) "
+                + "select s.*, h.* from summary s left join (select i.*, p.token, cast(null as text) as unsendable"
+                + " from ins i join page p on p.id = i.device_id where i.status = 'sending') h on true";
+        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
+                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+                .param("expires_at", ts(expiresAt)).param("lease_end", ts(leaseEnd))
+                .param("room_ios", room[Platform.IOS.ordinal()]).param("room_android", room[Platform.ANDROID.ordinal()])
+                .param("room_web", room[Platform.WEB.ordinal()]).params(audience.params());
+        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
+        List<DeliveryStore.Claimed> handed = new ArrayList<>();
+        PageResult[] page = new PageResult[1];
+        int[] perPlatform = new int[Platform.values().length];
+        spec.query(rs -> {
+            if (page[0] == null) {
+                page[0] = new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
+                        rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class));
+                perPlatform[Platform.IOS.ordinal()] = rs.getInt("selected_ios");
+                perPlatform[Platform.ANDROID.ordinal()] = rs.getInt("selected_android");
+                perPlatform[Platform.WEB.ordinal()] = rs.getInt("selected_web");
+            }
+            String platform = rs.getString("platform");
+            if (platform != null) {
+                handed.add(DeliveryRecipientRepository.claimed(rs, Platform.fromValue(platform).orElseThrow()));
+            }
+        });
+        return new HandedPage(page[0], perPlatform, handed);
+    }
+
+    /**
      * Inserts the next page as {@link #insertPage} does, each recipient with the times of its zone:
      * {@code zones} is a JSON array of {@code z} (zone id), {@code d} (due), {@code x} (expiry, or
      * null), {@code e} (null, or the reason it is expired at once). A recipient takes its device's
@@ -358,10 +423,16 @@ class NotificationRepository {
      * the cursor, in the order (created_at desc, id) that {@code devices_app_created_idx} reads.
      */
     private static String pageSql(AudienceSql audience, OffsetDateTime cursorAt) {
+        return pageSql(audience, cursorAt, false);
+    }
+
+    /** The page query, with each device's {@code token} too when {@code token}. */
+    private static String pageSql(AudienceSql audience, OffsetDateTime cursorAt, boolean token) {
         String cursor = cursorAt == null ? ""
                 // the first condition bounds the index range, the second skips what the cursor's instant already gave
                 : " and d.created_at <= :cursor_at and (d.created_at < :cursor_at or d.id > :cursor_id)";
-        return "select d.id, d.created_at, d.platform, d.user_id, d.timezone, d.locale from devices d " + audience.joins()
+        return "select d.id, d.created_at, d.platform, d.user_id, d.timezone, d.locale" + (token ? ", d.token" : "")
+                + " from devices d " + audience.joins()
                 + " where d.app_id = :app and d.enabled and d.invalidated_at is null and d.created_at <= :audience_at"
                 + cursor + " and (" + audience.predicate() + ")"
                 + " order by d.created_at desc, d.id limit :page_size";

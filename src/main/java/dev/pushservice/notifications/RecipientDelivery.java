@@ -4,6 +4,7 @@ import dev.pushservice.delivery.Blueprint;
 import dev.pushservice.delivery.DeliveryEngine;
 import dev.pushservice.delivery.DeliveryReasons;
 import dev.pushservice.delivery.DeliveryStore;
+import dev.pushservice.delivery.Handover;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
@@ -108,6 +109,18 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 finishAll(Map.of(notificationId, appId));
             }
         });
+    }
+
+    /**
+     * The lane's free budget, unless a frequency cap applies to the app and lane: capped recipients
+     * are admitted by the claim's transaction ({@link FrequencyCapping#admit}), so they all go
+     * through the claim.
+     */
+    @Override
+    public Handover handover(UUID appId, String priority, int max, int[] seen, Duration wait) {
+        Priority lane = lane(priority);
+        if (caps.applies(appId, lane)) return null;
+        return engine.reserve(lane, max, seen, wait);
     }
 
     @Override

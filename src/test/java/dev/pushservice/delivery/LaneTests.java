@@ -60,7 +60,7 @@ class LaneTests {
         Map<Priority, DeliveryProperties.Lane> budgets = new EnumMap<>(Priority.class);
         budgets.put(Priority.BULK, new DeliveryProperties.Lane(bulkInFlight));
         return new DeliveryProperties(100, Duration.ofMillis(50), Duration.ofMinutes(2), maxAttempts,
-                Duration.ofMillis(20), Duration.ofMillis(40), 2, budgets);
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, budgets, null);
     }
 
     private Lane lane(Priority priority, DeliveryProperties properties) {
@@ -105,7 +105,7 @@ class LaneTests {
     @Test
     void answersThatFreeBudgetWhileTheClaimerLooksElsewhereWakeIt() throws InterruptedException {
         DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(30), Duration.ofMinutes(2), 8,
-                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)), null);
         UUID n = store.notification(Priority.BULK);
         for (int i = 0; i < 20; i++) store.pending(n, Priority.BULK, "held-" + i);
         provider.holdTokensStartingWith("held-");
@@ -131,7 +131,7 @@ class LaneTests {
     @Test
     void workSignalledWhileTheClaimerWaitsInsideTheStoreIsClaimedBeforeThePoll() throws InterruptedException {
         DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(30), Duration.ofMinutes(2), 8,
-                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)), null);
         UUID n = store.notification(Priority.BULK);
         Gate gate = new Gate();
         store.beforeClaim.put(Platform.WEB, gate::pass);
@@ -154,7 +154,7 @@ class LaneTests {
     void aPlatformWithNothingDueIsClaimedAgainOnlyAtThePollOrWhenWorkIsAdded() {
         // a poll interval longer than the test: only wake-ups make progress, and none may be lost
         DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(60), Duration.ofMinutes(2), 8,
-                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)));
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(Priority.BULK, new DeliveryProperties.Lane(8)), null);
         UUID n = store.notification(Priority.BULK);
         for (int i = 0; i < 500; i++) store.pending(n, Priority.BULK, "busy-" + i);
         Lane lane = lane(Priority.BULK, properties);

@@ -1,0 +1,94 @@
+package dev.pushservice.delivery;
+
+import dev.pushservice.platform.rules.Platform;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * In-flight budget of one lane of this instance, reserved by {@link DeliveryEngine#reserve} for the
+ * recipients of one fan-out page that go straight to the lane: the page inserts up to
+ * {@link #room(Platform)} recipients per platform already {@code sending}, leased to this instance
+ * until {@link #leaseEnd}, the attempt counted, and hands them over after its commit
+ * ({@link #deliver}). No claim statement runs for them: each recipient is written once before its
+ * send instead of twice. Recipients beyond the room are inserted {@code pending}, for any instance's
+ * claim, as without a hand-over.
+ *
+ * <p>Crash safety is the claim's: a handed recipient is {@code sending} with a lease from the commit
+ * on, so if this instance dies before recording it, any instance claims it again once the lease ends
+ * (only those in flight at the crash can be sent twice). Nothing is handed over before the commit, and
+ * a page that rolls back gives its budget back ({@link #release}).
+ *
+ * <p>Used by one thread; exactly one of {@link #deliver} and {@link #release} takes effect.
+ */
+public final class Handover {
+
+    private static final Logger log = LoggerFactory.getLogger(Handover.class);
+
+    private final DeliveryEngine engine;
+    private final Lane lane;
+    private final int[] reserved;
+    private final int limit;
+    private final Instant leaseEnd;
+    private boolean done;
+
+    Handover(DeliveryEngine engine, Lane lane, int[] reserved, int limit, Instant leaseEnd) {
+        this.engine = engine;
+        this.lane = lane;
+        this.reserved = reserved;
+        this.limit = limit;
+        this.leaseEnd = leaseEnd;
+    }
+
+    /** Recipients of {@code platform} the page may insert {@code sending}. */
+    public int room(Platform platform) {
+        return reserved[platform.ordinal()];
+    }
+
+    /** How many devices the page should select: what the room takes, given the platform mix seen so far. */
+    public int limit() {
+        return limit;
+    }
+
+    /** The lease of the recipients inserted {@code sending}: their {@code next_attempt_at}. */
+    public Instant leaseEnd() {
+        return leaseEnd;
+    }
+
+    /**
+     * After the page's commit: hands {@code recipients} (those it inserted {@code sending}, at most
+     * {@link #room} per platform) to the lane, sent as {@code blueprint} says, and gives back the
+     * budget they did not use.
+     */
+    public void deliver(List<DeliveryStore.Claimed> recipients, Blueprint blueprint) {
+        if (done) return;
+        done = true;
+        int[] used = new int[reserved.length];
+        List<DeliveryStore.Claimed> handed = new ArrayList<>(recipients.size());
+        for (DeliveryStore.Claimed r : recipients) {
+            int p = r.platform().ordinal();
+            if (used[p] == reserved[p]) {
+                // a bug in the page statement: sent when its lease runs out, never without budget
+                log.error("Notification {}: more recipients inserted sending than reserved for {}; left to their lease",
+                        r.notificationId(), r.platform().value());
+                continue;
+            }
+            used[p]++;
+            handed.add(r);
+        }
+        if (!handed.isEmpty()) {
+            engine.knownBlueprint(blueprint);
+            lane.handOver(handed);
+        }
+        for (Platform p : Platform.values()) lane.release(p, reserved[p.ordinal()] - used[p.ordinal()]);
+    }
+
+    /** Nothing was handed over (the page rolled back or inserted nothing sending): gives the budget back. */
+    public void release() {
+        if (done) return;
+        done = true;
+        for (Platform p : Platform.values()) lane.release(p, reserved[p.ordinal()]);
+    }
+}

@@ -173,15 +173,17 @@ public class DeliveryEngine implements SmartLifecycle {
     }
 
     /**
-     * Reserves in-flight budget of {@code priority}'s lane for recipients a fan-out page hands
+     * Reserves room in {@code priority}'s lane for recipients a fan-out page hands
      * straight over ({@link Handover}), or returns null: the engine does not run here, is paused,
-     * hand-over is off ({@code push.delivery.handoff}), or the lane had no budget free for
+     * hand-over is off ({@code push.delivery.handoff}), or the lane had no room free for
      * {@code wait}; the page then leaves its recipients {@code pending} for any instance's claim.
      *
-     * <p>{@code seen} counts the devices per platform (by ordinal) of the notification's earlier pages:
-     * the page's size ({@link Handover#limit()}) is what the free budget takes at that mix, so a page
-     * of an all-iOS audience is not cut short by the budgets of other platforms; without a history
-     * it is the largest free budget. It waits, up to {@code wait}, until a page of at least a quarter
+     * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, as
+     * large as the budget, so the next page is inserted while the previous one is sent.
+     * {@code seen} counts the devices per platform (by ordinal) of the notification's earlier pages:
+     * the page's size ({@link Handover#limit()}) is what the free room takes at that mix, so a page
+     * of an all-iOS audience is not cut short by the room of other platforms; without a history it
+     * is the largest free room. It waits, up to {@code wait}, until a page of at least a quarter
      * of the lane's budget fits (or {@code max}, if smaller): then the page is worth its statement.
      * Past {@code wait} it takes whatever is free. Never called on a Netty I/O thread.
      */
@@ -212,15 +214,19 @@ public class DeliveryEngine implements SmartLifecycle {
 
     private static final long HANDOVER_WAIT_STEP = TimeUnit.MILLISECONDS.toNanos(1);
 
-    /** The page size the lane's free budget takes at the platform mix {@code seen}. */
+    /**
+     * The page size the lane's free hand-over room takes at the platform mix {@code seen}: each
+     * platform's recipients of the page should fit its room, so the fan-out keeps pace with the
+     * slowest platform (relative to its share) and hardly any recipient is left for a claim.
+     */
     private static int limit(Lane lane, int[] seen, long total, int max) {
         double limit = total == 0 ? 0 : max;
         for (Platform p : Platform.values()) {
-            int free = lane.free(p);
+            int room = lane.room(p);
             if (total == 0) {
-                limit = Math.max(limit, free);
+                limit = Math.max(limit, room);
             } else if (seen[p.ordinal()] > 0) {
-                limit = Math.min(limit, free * (double) total / seen[p.ordinal()]);
+                limit = Math.min(limit, room * (double) total / seen[p.ordinal()]);
             }
         }
         return (int) Math.min(max, limit);

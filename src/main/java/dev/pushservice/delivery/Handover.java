@@ -8,8 +8,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * In-flight budget of one lane of this instance, reserved by {@link DeliveryEngine#reserve} for the
- * recipients of one fan-out page that go straight to the lane: the page inserts up to
+ * Room in one lane of this instance, reserved by {@link DeliveryEngine#reserve} for the recipients
+ * of one fan-out page that go straight to the lane (its queue of handed recipients, sent ahead of any
+ * claim as in-flight budget frees): the page inserts up to
  * {@link #room(Platform)} recipients per platform already {@code sending}, leased to this instance
  * until {@link #leaseEnd}, the attempt counted, and hands them over after its commit
  * ({@link #deliver}). No claim statement runs for them: each recipient is written once before its
@@ -19,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * <p>Crash safety is the claim's: a handed recipient is {@code sending} with a lease from the commit
  * on, so if this instance dies before recording it, any instance claims it again once the lease ends
  * (only those in flight at the crash can be sent twice). Nothing is handed over before the commit, and
- * a page that rolls back gives its budget back ({@link #release}).
+ * a page that rolls back gives its room back ({@link #release}). A handed recipient waits in the
+ * queue for at most as long as the lane needs to send one budget's worth of messages, far less than
+ * the lease.
  *
  * <p>Used by one thread; exactly one of {@link #deliver} and {@link #release} takes effect.
  */
@@ -60,7 +63,7 @@ public final class Handover {
     /**
      * After the page's commit: hands {@code recipients} (those it inserted {@code sending}, at most
      * {@link #room} per platform) to the lane, sent as {@code blueprint} says, and gives back the
-     * budget they did not use.
+     * room they did not use.
      */
     public void deliver(List<DeliveryStore.Claimed> recipients, Blueprint blueprint) {
         if (done) return;
@@ -70,7 +73,7 @@ public final class Handover {
         for (DeliveryStore.Claimed r : recipients) {
             int p = r.platform().ordinal();
             if (used[p] == reserved[p]) {
-                // a bug in the page statement: sent when its lease runs out, never without budget
+                // a bug in the page statement: sent when its lease runs out, never without room
                 log.error("Notification {}: more recipients inserted sending than reserved for {}; left to their lease",
                         r.notificationId(), r.platform().value());
                 continue;
@@ -85,7 +88,7 @@ public final class Handover {
         for (Platform p : Platform.values()) lane.release(p, reserved[p.ordinal()] - used[p.ordinal()]);
     }
 
-    /** Nothing was handed over (the page rolled back or inserted nothing sending): gives the budget back. */
+    /** Nothing was handed over (the page rolled back or inserted nothing sending): gives the room back. */
     public void release() {
         if (done) return;
         done = true;

@@ -68,6 +68,12 @@ final class Lane {
     private final Clock clock;
     private final DeliveryMetrics metrics;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
+    /** Per platform, room for recipients handed over by a fan-out and not yet sent (the capacity again). */
+    private final Map<Platform, Semaphore> rooms = new EnumMap<>(Platform.class);
+    /** Per platform (by ordinal): recipients handed over and not yet sent, and how many. */
+    @SuppressWarnings("unchecked")
+    private final ConcurrentLinkedQueue<DeliveryStore.Claimed>[] handed = new ConcurrentLinkedQueue[Platform.values().length];
+    private final AtomicInteger[] queued = new AtomicInteger[Platform.values().length];
     private final int capacity;
     private final int minClaim;
     private final ConcurrentLinkedQueue<DeliveryStore.Outcome> results = new ConcurrentLinkedQueue<>();
@@ -114,6 +120,9 @@ final class Lane {
         for (Platform platform : Platform.values()) {
             Semaphore budget = new Semaphore(capacity);
             budgets.put(platform, budget);
+            rooms.put(platform, new Semaphore(capacity));
+            handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
+            queued[platform.ordinal()] = new AtomicInteger();
             metrics.inFlight(priority, platform, budget, capacity);
         }
         metrics.queue(priority, stats);
@@ -171,35 +180,65 @@ final class Lane {
         return minClaim;
     }
 
-    /** Free in-flight budget of {@code platform}. */
-    int free(Platform platform) {
-        return budgets.get(platform).availablePermits();
+    /** Free room in {@code platform}'s hand-over queue. */
+    int room(Platform platform) {
+        return rooms.get(platform).availablePermits();
     }
 
-    /** Takes up to {@code max} of {@code platform}'s free budget without waiting; returns how much it took. */
+    /** Takes up to {@code max} of {@code platform}'s free hand-over room without waiting; returns how much it took. */
     int reserve(Platform platform, int max) {
-        Semaphore budget = budgets.get(platform);
+        Semaphore room = rooms.get(platform);
         while (true) {
-            int n = Math.min(budget.availablePermits(), max);
+            int n = Math.min(room.availablePermits(), max);
             if (n <= 0) return 0;
-            if (budget.tryAcquire(n)) return n;
+            if (room.tryAcquire(n)) return n;
         }
     }
 
-    /** Gives back budget {@link #reserve} took and no recipient used. */
+    /** Gives back hand-over room {@link #reserve} took and no recipient used. */
     void release(Platform platform, int n) {
-        if (n <= 0) return;
-        budgets.get(platform).release(n);
-        int waiting = waitingForBudget.get();
-        if ((waiting & (1 << platform.ordinal())) != 0 && waitingForBudget.compareAndSet(waiting, 0)) wake();
+        if (n > 0) rooms.get(platform).release(n);
     }
 
     /**
-     * Sends recipients the store made {@code sending} for this lane without a claim (a fan-out page
-     * handed over after its commit); their budget was {@link #reserve reserved} per platform.
+     * Queues recipients the store made {@code sending} for this lane without a claim (a fan-out page
+     * handed over after its commit), each holding the hand-over room {@link #reserve} took for its
+     * platform; the claimer sends them before it claims anything of that platform, as in-flight
+     * budget frees, and gives their room back as they go.
      */
     void handOver(List<DeliveryStore.Claimed> recipients) {
-        if (!recipients.isEmpty()) dispatch(recipients);
+        if (recipients.isEmpty()) return;
+        for (DeliveryStore.Claimed r : recipients) {
+            int p = r.platform().ordinal();
+            handed[p].add(r);
+            queued[p].incrementAndGet();
+        }
+        signal();
+    }
+
+    /**
+     * Moves up to the free in-flight budget of {@code platform}'s handed recipients to the senders.
+     * Claimer thread only. Returns false when the budget is too small to be worth it now (the claimer
+     * then waits for budget), true otherwise.
+     */
+    private boolean sendHanded(Platform platform) {
+        int p = platform.ordinal();
+        int waitingToSend = queued[p].get();
+        Semaphore budget = budgets.get(platform);
+        int n = Math.min(budget.availablePermits(), waitingToSend);
+        if (n < Math.min(minClaim, waitingToSend)) return false;
+        if (!budget.tryAcquire(n)) return false; // only this thread acquires: cannot happen
+        List<DeliveryStore.Claimed> batch = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            DeliveryStore.Claimed r = handed[p].poll();
+            if (r == null) break;
+            batch.add(r);
+        }
+        queued[p].addAndGet(-batch.size());
+        rooms.get(platform).release(batch.size());
+        if (batch.size() < n) budget.release(n - batch.size());
+        if (!batch.isEmpty()) dispatch(batch);
+        return true;
     }
 
     /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
@@ -216,6 +255,16 @@ final class Lane {
         signal();
         long deadline = System.nanoTime() + wait.toNanos();
         join(claimer, deadline);
+        int left = 0;
+        for (Platform platform : Platform.values()) {
+            int n = 0;
+            while (handed[platform.ordinal()].poll() != null) n++;
+            queued[platform.ordinal()].addAndGet(-n);
+            rooms.get(platform).release(n);
+            left += n;
+        }
+        if (left > 0) log.info("Delivery lane {} stops with {} handed recipient(s) unsent: sent when their lease runs out",
+                priority.value(), left);
         senders.shutdown();
         try {
             senders.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -229,6 +278,11 @@ final class Lane {
         if (r != null) LockSupport.unpark(r);
         join(recorder, deadline);
         senders.shutdownNow();
+    }
+
+    private boolean anyHanded() {
+        for (AtomicInteger n : queued) if (n.get() > 0) return true;
+        return false;
     }
 
     private boolean anyInFlight() {
@@ -256,7 +310,7 @@ final class Lane {
                 refreshCancelled();
                 nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
             }
-            if (paused) {
+            if (paused && !anyHanded()) {
                 if (!wakeUp) LockSupport.parkNanos(properties.pollInterval().toNanos());
                 continue;
             }
@@ -268,6 +322,13 @@ final class Lane {
             }
             try {
                 for (Platform platform : Platform.values()) {
+                    // recipients a fan-out handed over go first; nothing of the platform is claimed while they wait
+                    if (queued[platform.ordinal()].get() > 0) {
+                        if (!sendHanded(platform)) blocked |= 1 << platform.ordinal();
+                        else if (queued[platform.ordinal()].get() > 0) more = true;
+                        continue;
+                    }
+                    if (paused) continue; // handed recipients are still sent, as claimed ones are
                     Semaphore budget = budgets.get(platform);
                     int want = Math.min(budget.availablePermits(), properties.chunkSize());
                     if (want < minClaim) {

@@ -163,6 +163,8 @@ public class NotificationFanOut {
         if (row.recipientCount() == null) {
             NotificationRepository.AudienceSql audience = audience(app, row.audience());
             long total = 0;
+            long handedTotal = 0;
+            int pages = 0;
             Timing timing = timing(row);
             Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
             int[] seen = new int[Platform.values().length];
@@ -199,9 +201,12 @@ public class NotificationFanOut {
                     return;
                 }
                 total += page.inserted();
+                handedTotal += handed.size();
+                pages++;
                 if (page.selected() < limit) break;
             }
-            log.debug("Notification {}: {} recipient(s) inserted by this run", id, total);
+            log.info("Notification {}: {} recipient(s) inserted by this run in {} page(s), {} of them handed straight to"
+                    + " this instance's delivery", id, total, pages, handedTotal);
         }
         Boolean finished = transactions.execute(status -> {
             NotificationRepository.Row current = notifications.lock(app, id).orElse(null);

@@ -148,10 +148,12 @@ public class NotificationFanOut {
 
     /**
      * How long a page waits for room in this instance's lane ({@link Handover}) before it leaves its
-     * recipients {@code pending} for any instance's claim. The fan-out of a tiny audience in its
-     * creation's transaction never waits.
+     * recipients {@code pending} for any instance's claim. Waiting is the fan-out keeping pace with
+     * delivery, so it is long enough that only a stalled lane (a provider timing out) gives its work
+     * to other instances: recipients a page leaves pending are claimed here too, at the cost of a
+     * claim statement each. The fan-out of a tiny audience in its creation's transaction never waits.
      */
-    static final Duration HANDOVER_WAIT = Duration.ofMillis(500);
+    static final Duration HANDOVER_WAIT = Duration.ofSeconds(2);
 
     private void run(Data data, Duration handoverWait) {
         UUID app = data.appId();

@@ -22,6 +22,9 @@ import java.util.concurrent.TimeUnit;
  *       rule for skipped);</li>
  *   <li>{@code push_delivery_provider_latency_seconds}: hand-over to answer;</li>
  *   <li>{@code push_delivery_in_flight}: handed over and not yet answered;</li>
+ *   <li>{@code push_delivery_handed_over_total}: recipients a fan-out page gave straight to its
+ *       instance's lane, with no claim ({@link Handover}), and {@code push_delivery_handed_waiting}:
+ *       those of them not yet handed to a provider;</li>
  *   <li>{@code push_delivery_queue_depth} and {@code push_delivery_queue_oldest_age_seconds}: due
  *       recipients not yet claimed, per lane (read every few seconds).</li>
  * </ul>
@@ -38,6 +41,7 @@ final class DeliveryMetrics {
     private final Map<Priority, Map<Platform, Counter>> sends = new EnumMap<>(Priority.class);
     private final Map<Priority, Map<Platform, Timer>> latency = new EnumMap<>(Priority.class);
     private final Map<Priority, Map<Platform, Counter>> accepted = new EnumMap<>(Priority.class);
+    private final Map<Priority, Map<Platform, Counter>> handedOver = new EnumMap<>(Priority.class);
 
     /** The outcome (and its reason) of a send the provider acknowledged. */
     static final String ACCEPTED = "accepted";
@@ -65,6 +69,13 @@ final class DeliveryMetrics {
             }
             sends.put(lane, s);
             latency.put(lane, t);
+            Map<Platform, Counter> h = new EnumMap<>(Platform.class);
+            for (Platform platform : Platform.values()) {
+                h.put(platform, Counter.builder("push.delivery.handed.over")
+                        .description("Recipients a fan-out gave straight to its instance's lane, with no claim")
+                        .tags("lane", lane.value(), "platform", platform.value()).register(registry));
+            }
+            handedOver.put(lane, h);
             Map<Platform, Counter> a = new EnumMap<>(Platform.class);
             for (Platform platform : Platform.values()) {
                 a.put(platform, outcomeCounter(new Key(lane, platform, ACCEPTED, ACCEPTED)));
@@ -77,6 +88,16 @@ final class DeliveryMetrics {
         Gauge.builder("push.delivery.in.flight", budget, b -> capacity - b.availablePermits())
                 .description("Messages handed to a provider and not yet answered")
                 .tags("lane", lane.value(), "platform", platform.value()).register(registry);
+    }
+
+    void handedWaiting(Priority lane, Platform platform, java.util.concurrent.atomic.AtomicInteger waiting) {
+        Gauge.builder("push.delivery.handed.waiting", waiting, java.util.concurrent.atomic.AtomicInteger::get)
+                .description("Recipients handed straight to the lane and not yet to a provider")
+                .tags("lane", lane.value(), "platform", platform.value()).register(registry);
+    }
+
+    void handedOver(Priority lane, Platform platform, int count) {
+        handedOver.get(lane).get(platform).increment(count);
     }
 
     void queue(Priority lane, LaneStats stats) {

@@ -123,6 +123,7 @@ final class Lane {
             rooms.put(platform, new Semaphore(capacity));
             handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
             queued[platform.ordinal()] = new AtomicInteger();
+            metrics.handedWaiting(priority, platform, queued[platform.ordinal()]);
             metrics.inFlight(priority, platform, budget, capacity);
         }
         metrics.queue(priority, stats);
@@ -208,11 +209,14 @@ final class Lane {
      */
     void handOver(List<DeliveryStore.Claimed> recipients) {
         if (recipients.isEmpty()) return;
+        int[] n = new int[Platform.values().length];
         for (DeliveryStore.Claimed r : recipients) {
             int p = r.platform().ordinal();
             handed[p].add(r);
             queued[p].incrementAndGet();
+            n[p]++;
         }
+        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
         signal();
     }
 

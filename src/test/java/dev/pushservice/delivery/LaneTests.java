@@ -170,6 +170,42 @@ class LaneTests {
         assertThat(store.claims.get(Platform.WEB).get()).as("committed work: every platform is looked at again").isEqualTo(2);
     }
 
+    /**
+     * Recipients a fan-out hands over (inserted sending, no claim) hold room the lane reserved for
+     * them, go to the provider before anything of their platform is claimed, never beyond the
+     * in-flight budget, give their room back as they go, and are still sent by a paused lane (as
+     * claimed ones are); what is pending waits for the claim.
+     */
+    @Test
+    void handedRecipientsGoFirstWithinTheBudgetAndGiveTheirRoomBack() {
+        Lane lane = lane(Priority.BULK, properties(8, 8));
+        lane.paused(true);
+        UUID n = store.notification(Priority.BULK);
+        UUID waitingForAClaim = store.pending(n, Priority.BULK, "pending-1");
+        provider.holdTokensStartingWith("handed-");
+
+        assertThat(lane.reserve(Platform.ANDROID, 100)).as("room: the lane's in-flight budget").isEqualTo(8);
+        assertThat(lane.reserve(Platform.ANDROID, 1)).as("no room left").isZero();
+        lane.handOver(store.handed(n, "handed-a", 8));
+        await().atMost(Duration.ofSeconds(10)).until(() -> provider.handedOver("handed-a") == 8);
+        await().atMost(Duration.ofSeconds(10)).until(() -> lane.room(Platform.ANDROID) == 8);
+
+        assertThat(lane.reserve(Platform.ANDROID, 100)).isEqualTo(8);
+        lane.handOver(store.handed(n, "handed-b", 8));
+        assertThat(lane.room(Platform.ANDROID)).as("waiting for budget, they keep their room").isZero();
+        assertThat(lane.inFlight(Platform.ANDROID)).isEqualTo(8);
+        assertThat(provider.handedOver("handed-b")).as("the budget is spent: they wait").isZero();
+
+        provider.answerAll(new DeliveryResult.Accepted("ok"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countOutcomes(n) == 16);
+        assertThat(provider.maxConcurrent("handed-")).as("never beyond the budget").isLessThanOrEqualTo(8);
+        assertThat(lane.room(Platform.ANDROID)).isEqualTo(8);
+        assertThat(store.outcome(waitingForAClaim)).as("paused: nothing is claimed").isNull();
+
+        lane.paused(false);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(waitingForAClaim) instanceof DeliveryStore.Accepted);
+    }
+
     @Test
     void eachAnswerBecomesItsOutcome() {
         UUID n = store.notification(Priority.NORMAL);
@@ -400,6 +436,21 @@ class LaneTests {
             UUID id = UUID.randomUUID();
             rows.put(id, new Row(id, notification, lane, token, values));
             return id;
+        }
+
+        /** {@code count} recipients inserted sending by a fan-out page for a hand-over: leased, first attempt counted. */
+        synchronized List<Claimed> handed(UUID notification, String tokenPrefix, int count) {
+            List<Claimed> handed = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                Row row = rows.get(pending(notification, Priority.BULK, tokenPrefix + "-" + i));
+                row.state = States.SENDING;
+                row.due = Instant.now().plus(Duration.ofMinutes(2));
+                row.attempts = 1;
+                row.claimed = new Claimed(notification, blueprints.get(notification).appId(), row.id, Platform.ANDROID,
+                        row.token, 1, row.values);
+                handed.add(row.claimed);
+            }
+            return handed;
         }
 
         Outcome outcome(UUID recipient) {

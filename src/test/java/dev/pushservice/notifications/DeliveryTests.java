@@ -62,6 +62,9 @@ class DeliveryTests extends PeerApiTest {
     @Autowired
     dev.pushservice.devices.DeviceService devices;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
     // ---- tests -----------------------------------------------------------------------------------
 
     @Test
@@ -314,6 +317,38 @@ class DeliveryTests extends PeerApiTest {
         assertThat(delivered).as("after the cancel, at most what the bulk lane had in flight (400) still arrives")
                 .isLessThanOrEqualTo(arrivedAtCancel + 400);
         assertThat(summary(app, id).path("status").asString()).isEqualTo("cancelled");
+    }
+
+    /**
+     * A send to more devices than the bulk lane has room for (400 per platform): every page of the
+     * fan-out inserts its recipients already sending and hands them to the lane after its commit, so
+     * none is claimed; each is sent once, its one attempt counted by the insert.
+     */
+    @Test
+    void aLargeSendGoesStraightFromItsFanOutToTheLaneWithNoClaim() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 1_000; i++) tokens.add(TestTokens.apns());
+        registerMany(app, "ios", tokens, "{}");
+        double before = handedOver(Priority.BULK, Platform.IOS);
+
+        String id = send(app, "{\"title\":\"sale\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}");
+
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+        assertThat(handedOver(Priority.BULK, Platform.IOS) - before)
+                .as("every recipient went straight to the lane").isEqualTo(1_000);
+        List<JsonNode> recipients = allRecipients(app, id);
+        assertThat(recipients).hasSize(1_000).allSatisfy(r -> {
+            assertThat(r.path("status").asString()).isEqualTo("accepted");
+            assertThat(r.path("attempts").asInt()).isEqualTo(1);
+        });
+        assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED.get(t)).hasSize(1));
+    }
+
+    private double handedOver(Priority lane, Platform platform) {
+        var counter = meters.find("push.delivery.handed.over").tags("lane", lane.value(), "platform", platform.value()).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test

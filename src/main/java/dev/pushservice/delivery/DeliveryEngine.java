@@ -178,13 +178,15 @@ public class DeliveryEngine implements SmartLifecycle {
      * hand-over is off ({@code push.delivery.handoff}), or the lane had no room free for
      * {@code wait}; the page then leaves its recipients {@code pending} for any instance's claim.
      *
-     * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, as
-     * large as the budget, so the next page is inserted while the previous one is sent.
+     * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, twice
+     * as large as the budget, so the next page is inserted while the previous one is sent.
      * {@code seen} counts the devices per platform (by ordinal) of the notification's earlier pages:
      * the page's size ({@link Handover#limit()}) is what the free room takes at that mix, so a page
      * of an all-iOS audience is not cut short by the room of other platforms; without a history it
-     * is the largest free room. It waits, up to {@code wait}, until a page of at least a quarter
-     * of the lane's budget fits (or {@code max}, if smaller): then the page is worth its statement.
+     * is the largest free room. It waits, up to {@code wait}, until a page of at least the lane's
+     * in-flight budget fits (or {@code max}, if smaller): fewer, larger pages cost PostgreSQL less
+     * (each is a transaction with a lock, a cursor update and a commit), and a budget's worth still
+     * waits in the queue while it is inserted.
      * Past {@code wait} it takes whatever is free. Never called on a Netty I/O thread.
      */
     public Handover reserve(Priority priority, int max, int[] seen, Duration wait) {
@@ -192,7 +194,7 @@ public class DeliveryEngine implements SmartLifecycle {
         if (!running || !properties.handoff() || lane == null || !lane.accepting() || max < 1) return null;
         long total = 0;
         for (int n : seen) total += n;
-        int want = Math.min(max, lane.minClaim());
+        int want = Math.min(max, lane.capacity());
         long deadline = System.nanoTime() + wait.toNanos();
         int limit;
         while (true) {

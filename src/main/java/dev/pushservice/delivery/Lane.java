@@ -68,7 +68,10 @@ final class Lane {
     private final Clock clock;
     private final DeliveryMetrics metrics;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
-    /** Per platform, room for recipients handed over by a fan-out and not yet sent (the capacity again). */
+    /**
+     * Per platform, room for recipients handed over by a fan-out and not yet sent: twice the in-flight
+     * budget, so a page of one budget's worth is inserted while the one before it is sent.
+     */
     private final Map<Platform, Semaphore> rooms = new EnumMap<>(Platform.class);
     /** Per platform (by ordinal): recipients handed over and not yet sent, and how many. */
     @SuppressWarnings("unchecked")
@@ -120,7 +123,7 @@ final class Lane {
         for (Platform platform : Platform.values()) {
             Semaphore budget = new Semaphore(capacity);
             budgets.put(platform, budget);
-            rooms.put(platform, new Semaphore(capacity));
+            rooms.put(platform, new Semaphore(2 * capacity));
             handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
             queued[platform.ordinal()] = new AtomicInteger();
             metrics.handedWaiting(priority, platform, queued[platform.ordinal()]);
@@ -176,9 +179,9 @@ final class Lane {
         return running && !paused;
     }
 
-    /** The least budget worth a claim or a hand-over. */
-    int minClaim() {
-        return minClaim;
+    /** The in-flight budget per platform; the hand-over room per platform is twice that. */
+    int capacity() {
+        return capacity;
     }
 
     /** Free room in {@code platform}'s hand-over queue. */

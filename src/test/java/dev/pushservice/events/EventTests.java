@@ -199,7 +199,9 @@ class EventTests extends ApiTest {
                 new Case("\"occurred_at\":\"" + Instant.now().plus(10, ChronoUnit.MINUTES) + "\"", "occurred_at"),
                 new Case("\"occurred_at\":\"" + Instant.now().minus(31, ChronoUnit.DAYS) + "\"", "occurred_at"));
         for (Case c : cases) {
-            String body = "{\"event_type\":\"custom\",\"event_name\":\"ok\"," + c.fields() + "}";
+            // each key once: a key given twice is a 400 of its own (RequestPathTests)
+            String name = c.fields().startsWith("\"event_name\"") ? "" : "\"event_name\":\"ok\",";
+            String body = "{\"event_type\":\"custom\"," + name + c.fields() + "}";
             TestApi.Response r = submit(app.publicKey(), body);
             assertError(r, 422, "validation_failed");
             assertThat(fields(r)).as(body).containsExactly(c.field());

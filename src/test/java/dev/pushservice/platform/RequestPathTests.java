@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -125,6 +126,63 @@ class RequestPathTests extends ApiTest {
         TestApp app = newApp();
         assertError(api.patch("/v1/app/settings", app.serverKey(), "{\"name\":"), 400, "malformed_request");
         assertError(api.patch("/v1/app/settings", app.serverKey(), "[1,2]"), 400, "malformed_request");
+    }
+
+    /**
+     * A key twice in one object ({@code {"name":"a","name":"b"}}) is read differently by different
+     * JSON readers; on every route it is a 400 naming the key, and nothing changes.
+     */
+    @Test
+    void duplicateKeysAreMalformedAndNameTheKey() {
+        TestApp app = newApp();
+        record Case(String method, String path, String body, String field) {
+        }
+        for (Case c : List.of(
+                new Case("PATCH", "/v1/app/settings", "{\"name\":\"a\",\"name\":\"b\"}", "name"),
+                new Case("POST", "/v1/templates", "{\"name\":\"n\",\"content\":{\"title\":\"a\",\"body\":\"b\",\"title\":\"c\"}}",
+                        "content.title"),
+                new Case("POST", "/v1/notifications", "{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"},"
+                        + "\"data\":{\"k\":[1,{\"x\":1,\"y\":2,\"x\":3}]}}", "data.k[1].x"),
+                new Case("POST", "/v1/segments", "{\"name\":\"s\",\"filter\":{\"field\":\"platform\",\"operator\":\"eq\","
+                        + "\"value\":\"ios\",\"value\":\"android\"}}", "filter.value"),
+                new Case("POST", "/v1/devices/register", "{\"platform\":\"ios\",\"platform\":\"android\",\"push_token\":\"t\"}", "platform"))) {
+            HttpRequest.Builder b = api.request(c.path(), app.serverKey()).header("Content-Type", "application/json")
+                    .header("Idempotency-Key", UUID.randomUUID().toString())
+                    .method(c.method(), HttpRequest.BodyPublishers.ofString(c.body()));
+            TestApi.Response r = api.send(b);
+            assertError(r, 400, "malformed_request");
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).as(c.body()).containsExactly(c.field());
+        }
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("name").asString()).isNotIn("a", "b");
+        assertThat(api.get("/v1/templates", app.serverKey()).json().path("data").size()).isZero();
+        assertThat(api.get("/v1/notifications", app.serverKey()).json().path("data").size()).isZero();
+        assertThat(api.get("/v1/segments", app.serverKey()).json().path("data").size()).isZero();
+        assertThat(api.get("/v1/devices", app.serverKey()).json().path("data").size()).isZero();
+        // the same key in different objects is fine
+        assertThat(api.patch("/v1/app/settings", app.serverKey(), "{\"name\":\"a\",\"notification_defaults\":{\"sound\":\"s\"}}")
+                .status()).isEqualTo(200);
+    }
+
+    /**
+     * A query parameter a route reads, given twice, is a 422 naming it on every route, as
+     * {@code days} always was: the client could not tell which value counted. Others stay ignored.
+     */
+    @Test
+    void repeatedQueryParametersAreValidationFailures() {
+        TestApp app = newApp();
+        for (String[] c : new String[][]{
+                {"/v1/devices?limit=1&limit=200", "limit"},
+                {"/v1/devices?limit=5&limit=5", "limit"},
+                {"/v1/devices?page=1&page=2", "page"},
+                {"/v1/devices?platform=ios&platform=android", "platform"},
+                {"/v1/notifications?limit=1&page=1&limit=2", "limit"},
+                {"/v1/templates?page=2&page=2", "page"},
+                {"/v1/analytics?days=7&days=30", "days"}}) {
+            TestApi.Response r = api.get(c[0], app.serverKey());
+            assertError(r, 422, "validation_failed");
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).as(c[0]).containsExactly(c[1]);
+        }
+        assertThat(api.get("/v1/devices?limit=5&utm=a&utm=b", app.serverKey()).status()).isEqualTo(200);
     }
 
     @Test

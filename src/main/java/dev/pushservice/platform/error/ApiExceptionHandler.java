@@ -65,6 +65,12 @@ class ApiExceptionHandler {
 
     @ExceptionHandler(HttpMessageNotReadableException.class)
     ResponseEntity<ErrorBody> unreadable(HttpMessageNotReadableException e, HttpServletRequest request) {
+        ErrorDetail duplicate = DuplicateKeys.detail(e.getMostSpecificCause());
+        if (duplicate != null) {
+            return json(ErrorCode.MALFORMED_REQUEST).body(ErrorBody.of(ErrorCode.MALFORMED_REQUEST,
+                    "Request body has a key twice in one object; JSON object keys must be unique",
+                    List.of(duplicate), RequestIds.current(request)));
+        }
         String message = e.getMessage() != null && e.getMessage().startsWith("Required request body is missing")
                 ? "Request body is required"
                 : "Request body is not valid JSON";

@@ -1,6 +1,7 @@
 package dev.pushservice.platform.json;
 
 import dev.pushservice.platform.error.ErrorDetail;
+import dev.pushservice.platform.error.JsonPaths;
 import java.util.ArrayList;
 import java.util.List;
 import tools.jackson.core.JacksonException;
@@ -28,7 +29,6 @@ public final class StorableText {
      */
     public static final String NOT_FINITE = "must be a finite number (at most about 1.8e308 in magnitude)";
     static final int MAX_DETAILS = 50;
-    private static final int MAX_FIELD = 200;
 
     private StorableText() {
     }
@@ -111,35 +111,13 @@ public final class StorableText {
         return false;
     }
 
-    /** The path of the current token in the error-detail form: {@code a.b[2].c}. */
-    private static String path(TokenStreamContext context) {
-        List<String> parts = new ArrayList<>();
-        for (TokenStreamContext c = context; c != null && !c.inRoot(); c = c.getParent()) {
-            if (c.inArray()) parts.add("[" + Math.max(0, c.getCurrentIndex()) + "]");
-            else if (c.currentName() != null) parts.add("." + printable(c.currentName()));
-        }
-        StringBuilder path = new StringBuilder();
-        for (int i = parts.size() - 1; i >= 0; i--) path.append(parts.get(i));
-        String s = path.length() > 0 && path.charAt(0) == '.' ? path.substring(1) : path.toString();
-        if (s.length() <= MAX_FIELD) return s;
-        int cut = Character.isHighSurrogate(s.charAt(MAX_FIELD - 1)) ? MAX_FIELD - 1 : MAX_FIELD;
-        return s.substring(0, cut) + "…";
+    /** The path of the current token in the error-detail form: {@code a.b[2].c} ({@link JsonPaths#of}). */
+    static String path(TokenStreamContext context) {
+        return JsonPaths.of(context);
     }
 
-    /** A name as it can be shown: U+0000, other control characters and unpaired surrogates as <code>&#92;uXXXX</code>. */
+    /** A name as it can be shown ({@link JsonPaths#printable}). */
     public static String printable(String s) {
-        StringBuilder out = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            boolean pair = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
-            if (pair) {
-                out.append(c).append(s.charAt(++i));
-            } else if (Character.isISOControl(c) || Character.isSurrogate(c)) {
-                out.append(String.format("\\u%04x", (int) c));
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
+        return JsonPaths.printable(s);
     }
 }

@@ -8,6 +8,7 @@ import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.error.ErrorDetail;
 import dev.pushservice.platform.json.StorableText;
 import dev.pushservice.platform.json.Utf8;
+import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.platform.ratelimit.RateLimiter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -16,12 +17,14 @@ import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.core.MethodParameter;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
 import org.springframework.stereotype.Component;
 import org.springframework.util.ReflectionUtils;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.servlet.HandlerMapping;
@@ -29,7 +32,7 @@ import org.springframework.web.util.WebUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Scope (403), then rate limit (429), then a body that is not UTF-8 (400, {@link Utf8}), then the one text rule ({@link StorableText}: no U+0000 or
+ * Scope (403), then rate limit (429), then a query parameter the route reads given twice (422), then a body that is not UTF-8 (400, {@link Utf8}), then the one text rule ({@link StorableText}: no U+0000 or
  * unpaired surrogate in any body string or key, query parameter or path value; 422 naming each) for
  * the matched {@code /v1} handler, before the route reads anything. Every answer, refused or not,
  * carries {@code RateLimit-Policy} and {@code RateLimit} (draft-ietf-httpapi-ratelimit-headers).
@@ -77,6 +80,7 @@ class ApiAccessInterceptor implements HandlerInterceptor {
                     List.of(), Map.of("Retry-After", Long.toString(decision.retryAfterSeconds())));
         }
         refuseUnacceptable(request, method);
+        refuseRepeatedParameters(request, method);
         refuseUnstorableText(request);
         return true;
     }
@@ -118,6 +122,35 @@ class ApiAccessInterceptor implements HandlerInterceptor {
         }
         return new ApiException(ErrorCode.METHOD_NOT_ALLOWED,
                 "Method OPTIONS is not allowed here; allowed: " + allowed, List.of(), Map.of(HttpHeaders.ALLOW, allowed));
+    }
+
+    /**
+     * A query parameter the route reads, given more than once ({@code ?limit=10&limit=500}): a 422
+     * naming it. Spring would take the first ({@code page}, {@code limit}) or join them with a comma
+     * ({@code days=7,30}, then "must be an integer"), so the client could not tell which value counted.
+     * Parameters a route does not read stay ignored, repeated or not.
+     */
+    private static void refuseRepeatedParameters(HttpServletRequest request, HandlerMethod method) {
+        List<ErrorDetail> details = new ArrayList<>();
+        for (String name : queryParameters(method)) {
+            String[] values = request.getParameterValues(name);
+            if (values != null && values.length > 1) details.add(new ErrorDetail(name, "must be given at most once"));
+        }
+        if (!details.isEmpty()) throw new ApiException(ErrorCode.VALIDATION_FAILED, "Request validation failed", details);
+    }
+
+    /** The query parameters a route reads: its {@code @RequestParam}s, and {@code page} and {@code limit} for a list. */
+    private static List<String> queryParameters(HandlerMethod method) {
+        List<String> names = new ArrayList<>();
+        for (MethodParameter p : method.getMethodParameters()) {
+            if (p.getParameterType() == PageRequest.class) names.addAll(List.of("page", "limit"));
+            RequestParam param = p.getParameterAnnotation(RequestParam.class);
+            if (param == null) continue;
+            if (!param.name().isEmpty()) names.add(param.name());
+            else if (!param.value().isEmpty()) names.add(param.value());
+            else names.add(p.getParameter().getName());
+        }
+        return names;
     }
 
     private void refuseUnstorableText(HttpServletRequest request) {

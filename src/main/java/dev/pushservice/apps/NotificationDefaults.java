@@ -58,8 +58,8 @@ public record NotificationDefaults(Integer ttl, String sound, String interruptio
         if (d == null) return;
         JsonNode body = d.raw();
         Long ttl = d.integer("ttl", Limits.TTL_MIN, Limits.TTL_MAX);
-        String sound = d.string("sound", Limits.SOUND);
-        if (sound != null && sound.isEmpty()) {
+        String sound = d.text("sound", Limits.SOUND);
+        if (sound != null && sound.isBlank()) {
             d.reject("sound", "must not be empty (null clears the default)");
             sound = null;
         }

@@ -10,6 +10,7 @@ import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.platform.rules.Timestamps;
+import dev.pushservice.platform.rules.Urls;
 import dev.pushservice.segments.Filter;
 import dev.pushservice.segments.FilterParser;
 import dev.pushservice.templates.CompiledContent;
@@ -481,10 +482,10 @@ public final class JourneyDefinitions {
             } else {
                 JsonInput c = n.nested("content").orElse(null);
                 if (c != null) {
-                    title = c.requiredString("title", Limits.TITLE);
-                    body = c.requiredString("body", Limits.BODY);
-                    String imageUrl = url(c, "image_url", Limits.IMAGE_URL);
-                    String clickUrl = url(c, "click_url", Limits.CLICK_URL);
+                    title = text(c, "title", Limits.TITLE);
+                    body = text(c, "body", Limits.BODY);
+                    String imageUrl = url(c, "image_url", Limits.IMAGE_URL, Urls::imageUrlProblem);
+                    String clickUrl = url(c, "click_url", Limits.CLICK_URL, Urls::clickUrlProblem);
                     JsonNode data = data(c);
                     if (title != null) content.put("title", title);
                     if (body != null) content.put("body", body);
@@ -502,10 +503,22 @@ public final class JourneyDefinitions {
             return n.hasErrors() ? null : new JourneyNode.Push(content, title, body, priority, level, next);
         }
 
-        private static String url(JsonInput c, String field, int max) {
+        /** The URL rules of notifications ({@link Urls}): a push step's content is a notification's. */
+        private static String url(JsonInput c, String field, int max, java.util.function.Function<String, String> rule) {
             String s = c.string(field, max);
-            if (s != null && (s.isBlank() || TextRules.hasControl(s))) {
-                c.reject(field, "must be a non-empty URL without control characters (leave it out for none)");
+            String problem = s == null ? null : rule.apply(s);
+            if (problem != null) {
+                c.reject(field, problem);
+                return null;
+            }
+            return s;
+        }
+
+        /** A required title or body: line breaks and tabs, no other control characters (as a notification's). */
+        private static String text(JsonInput c, String field, int max) {
+            String s = c.requiredString(field, max);
+            if (s != null && TextRules.hasControlBesidesLineBreaks(s)) {
+                c.reject(field, TextRules.NO_CONTROL_BUT_LINE_BREAKS);
                 return null;
             }
             return s;

@@ -10,6 +10,7 @@ import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.platform.rules.Timestamps;
+import dev.pushservice.platform.rules.Urls;
 import dev.pushservice.templates.CompiledContent;
 import dev.pushservice.templates.TemplateContent;
 import java.nio.charset.StandardCharsets;
@@ -113,8 +114,8 @@ record NotificationRequest(
         String name = name(in);
         String title = text(in, "title", NotificationLimits.TITLE);
         String body = text(in, "body", NotificationLimits.BODY);
-        String imageUrl = url(in, "image_url");
-        String clickUrl = url(in, "click_url");
+        String imageUrl = imageUrl(in, "image_url");
+        String clickUrl = clickUrl(in, "click_url");
         JsonNode data = object(in, "data", NotificationLimits.DATA_BYTES);
         ObjectNode localizations = localizations(in);
         UUID templateId = uuid(in, "template_id");
@@ -126,10 +127,10 @@ record NotificationRequest(
         String level = oneOf(in, "interruption_level", LEVELS);
         Instant scheduledAt = scheduledAt(in, now);
         Long ttl = in.integer("ttl", 0, NotificationLimits.MAX_TTL);
-        String collapseId = in.string("collapse_id", NotificationLimits.COLLAPSE_ID);
-        String sound = in.string("sound", NotificationLimits.SOUND);
+        String collapseId = optionalText(in, "collapse_id", NotificationLimits.COLLAPSE_ID);
+        String sound = optionalText(in, "sound", NotificationLimits.SOUND);
         Long badge = in.integer("badge", 0, Integer.MAX_VALUE);
-        String category = in.string("category", NotificationLimits.CATEGORY);
+        String category = optionalText(in, "category", NotificationLimits.CATEGORY);
         ArrayNode actions = actions(in);
         Boolean contentAvailable = in.bool("content_available");
         Boolean capOverride = in.bool("frequency_cap_override");
@@ -138,6 +139,7 @@ record NotificationRequest(
             in.reject("local_delivery_time", WallClockTimes.RULE);
         }
         ObjectNode overrides = PlatformOverrides.read(in);
+        webImages(in, overrides);
         // placeholder syntax of the request's own strings (the template's were checked when saved)
         CompiledContent.compile(new TemplateContent(title, body, clickUrl, data, null), in::reject);
         return new NotificationRequest(name, title, body, imageUrl, clickUrl, data, localizations, templateId,
@@ -157,22 +159,60 @@ record NotificationRequest(
         return s;
     }
 
+    /** Title or body: not blank; line breaks and tabs allowed, other control characters not (a push shows them as garbage). */
     private static String text(JsonInput in, String field, int max) {
         String s = in.string(field, max);
         if (s != null && s.isBlank()) {
             in.reject(field, "must not be empty (leave it out to use the template's)");
             return null;
         }
-        return s;
-    }
-
-    private static String url(JsonInput in, String field) {
-        String s = in.string(field, NotificationLimits.URL);
-        if (s != null && (s.isBlank() || s.codePoints().anyMatch(Character::isISOControl))) {
-            in.reject(field, "must be a non-empty URL without control characters (leave it out for none)");
+        if (s != null && TextRules.hasControlBesidesLineBreaks(s)) {
+            in.reject(field, TextRules.NO_CONTROL_BUT_LINE_BREAKS);
             return null;
         }
         return s;
+    }
+
+    /** {@code collapse_id}, {@code sound}, {@code category}: identifiers, so not empty and single-line. */
+    private static String optionalText(JsonInput in, String field, int max) {
+        String s = in.text(field, max);
+        if (s != null && s.isBlank()) {
+            in.reject(field, "must not be empty (leave it out for none)");
+            return null;
+        }
+        return s;
+    }
+
+    private static String clickUrl(JsonInput in, String field) {
+        return url(in, field, Urls::clickUrlProblem);
+    }
+
+    private static String imageUrl(JsonInput in, String field) {
+        return url(in, field, Urls::imageUrlProblem);
+    }
+
+    private static String url(JsonInput in, String field, java.util.function.Function<String, String> rule) {
+        String s = in.string(field, NotificationLimits.URL);
+        String problem = s == null ? null : rule.apply(s);
+        if (problem != null) {
+            in.reject(field, problem);
+            return null;
+        }
+        return s;
+    }
+
+    /**
+     * The web overrides {@code icon} and {@code badge} are images the browser loads: the image URL
+     * rule. {@link PlatformOverrides} has already checked their type and length, and left out those
+     * that failed; one that is not https is refused here.
+     */
+    private static void webImages(JsonInput in, ObjectNode overrides) {
+        if (overrides == null || !(overrides.get("web") instanceof ObjectNode web)) return;
+        for (String key : List.of("icon", "badge")) {
+            JsonNode v = web.get(key);
+            String problem = v == null || !v.isString() ? null : Urls.imageUrlProblem(v.stringValue());
+            if (problem != null) in.reject("platform_overrides.web." + key, problem);
+        }
     }
 
     private static JsonNode object(JsonInput in, String field, int maxBytes) {
@@ -405,8 +445,8 @@ record NotificationRequest(
             JsonInput variant = JsonInput.object(e.getValue());
             String title = text(variant, "title", NotificationLimits.TITLE);
             String body = text(variant, "body", NotificationLimits.BODY);
-            String image = url(variant, "image_url");
-            String click = url(variant, "click_url");
+            String image = imageUrl(variant, "image_url");
+            String click = clickUrl(variant, "click_url");
             prefixed(in, variant, at);
             if (title == null && body == null && image == null && click == null && !variant.hasErrors()) {
                 in.reject(at, "must set at least one of title, body, image_url, click_url");

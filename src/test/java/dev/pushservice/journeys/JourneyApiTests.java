@@ -517,6 +517,13 @@ class JourneyApiTests extends ApiTest {
                         n + "pause.branches[0].weight"),
                 new Case(withNode(good, "hello", "{'type':'push','content':{'body':'b'},'next':'pause'}"), n + "hello.content.title"),
                 new Case(withNode(good, "hello", "{'type':'push','content':{'title':'t'},'next':'pause'}"), n + "hello.content.body"),
+                // a push step's content follows a notification's rules (docs/api-decisions.md, "Notification URLs")
+                new Case(withNode(good, "hello", "{'type':'push','content':{'title':'t','body':'b','click_url':'javascript:alert(1)'},"
+                        + "'next':'pause'}"), n + "hello.content.click_url"),
+                new Case(withNode(good, "hello", "{'type':'push','content':{'title':'t','body':'b','image_url':'http://x/i.png'},"
+                        + "'next':'pause'}"), n + "hello.content.image_url"),
+                new Case(withNode(good, "hello", "{'type':'push','content':{'title':'a\\u0007b','body':'b'},'next':'pause'}"),
+                        n + "hello.content.title"),
                 new Case(withNode(good, "hello", "{'type':'push','content':{'title':'t','body':'b'},'priority':'urgent','next':'pause'}"),
                         n + "hello.priority"),
                 new Case(withNode(good, "hello", "{'type':'push','content':{'title':'t','body':'b'},'interruption_level':'x',"

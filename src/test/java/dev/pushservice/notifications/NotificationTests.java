@@ -747,6 +747,88 @@ class NotificationTests extends ApiTest {
         return String.join(",", ids);
     }
 
+    /**
+     * The spec's "deep link or HTTPS destination": a click URL that would run script, show inline
+     * content, open a local file or travel in plaintext is refused wherever content is accepted, and
+     * so is one whose scheme a placeholder could choose; an image must be https (iOS and browsers load
+     * no other). docs/api-decisions.md, "Notification URLs".
+     */
+    @Test
+    void clickUrlsMustBeHttpsOrAnAppDeepLinkAndImagesHttps() {
+        TestApp app = newApp();
+        String base = "\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}";
+        List<String> clicks = List.of("javascript:alert(1)", "JavaScript:alert(1)", " javascript:alert(1)", "data:text/html,<b>hi</b>",
+                "vbscript:msgbox(1)", "file:///etc/passwd", "http://example.com/x", "HTTP://example.com/x", "example.com/x",
+                "//example.com/x", "/orders/17", "https://", "https:///x", "https:example.com", "myapp:", "{{ template.link }}",
+                "{{ template.scheme }}://x");
+        List<String> images = List.of("http://img.example/x.png", "img.example/x.png", "//img.example/x.png",
+                "data:image/png;base64,AAAA", "javascript:alert(1)", "myapp://x.png", "https://");
+        List<String[]> cases = new ArrayList<>();
+        for (String url : clicks) {
+            cases.add(new String[]{"{" + base + ",\"click_url\":\"" + url + "\"}", "click_url"});
+            cases.add(new String[]{"{" + base + ",\"localizations\":{\"de\":{\"click_url\":\"" + url + "\"}}}", "localizations.de.click_url"});
+        }
+        for (String url : images) {
+            cases.add(new String[]{"{" + base + ",\"image_url\":\"" + url + "\"}", "image_url"});
+            cases.add(new String[]{"{" + base + ",\"localizations\":{\"de\":{\"image_url\":\"" + url + "\"}}}", "localizations.de.image_url"});
+            cases.add(new String[]{"{" + base + ",\"platform_overrides\":{\"web\":{\"icon\":\"" + url + "\"}}}", "platform_overrides.web.icon"});
+            cases.add(new String[]{"{" + base + ",\"platform_overrides\":{\"web\":{\"badge\":\"" + url + "\"}}}", "platform_overrides.web.badge"});
+        }
+        for (String[] c : cases) {
+            TestApi.Response r = send(app, UUID.randomUUID().toString(), c[0]);
+            assertError(r, 422, "validation_failed");
+            assertThat(fields(r)).as(c[0] + " -> " + r.body()).containsExactly(c[1]);
+        }
+        assertThat(notificationsOf(app)).isZero();
+
+        for (String url : List.of("https://example.com/x", "HTTPS://Example.com", "https://example.com:8443/o?id=1#top",
+                "myapp://orders/17", "myapp:inbox", "com.example.app://open", "myapp://orders/{{ template.order_id }}",
+                "https://example.com/u/{{ external_user_id }}")) {
+            create(app, "{" + base + ",\"click_url\":\"" + url + "\",\"localizations\":{\"de\":{\"click_url\":\"" + url + "\"}}}");
+        }
+        for (String url : List.of("https://img.example/x.png", "HTTPS://img.example/x.png?size=2")) {
+            create(app, "{" + base + ",\"image_url\":\"" + url + "\",\"platform_overrides\":{\"web\":{\"icon\":\"" + url
+                    + "\",\"badge\":\"" + url + "\"}}}");
+        }
+    }
+
+    /**
+     * An empty {@code collapse_id}, {@code sound} or {@code category} is not "none" (leave it out for
+     * none), and a title or body may hold line breaks and tabs but no other control character.
+     */
+    @Test
+    void emptyIdentifiersAndControlCharactersInTextAreRefused() {
+        TestApp app = newApp();
+        String base = "\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"}";
+        String target = "\"target\":{\"type\":\"all\"}";
+        String[][] cases = {
+                {"{" + base + ",\"collapse_id\":\"\"}", "collapse_id"},
+                {"{" + base + ",\"collapse_id\":\" \"}", "collapse_id"},
+                {"{" + base + ",\"collapse_id\":\"a\\u0001b\"}", "collapse_id"},
+                {"{" + base + ",\"sound\":\"\"}", "sound"},
+                {"{" + base + ",\"sound\":\"ping\\n.caf\"}", "sound"},
+                {"{" + base + ",\"category\":\"\"}", "category"},
+                {"{\"title\":\"a\\u0007b\",\"body\":\"b\"," + target + "}", "title"},
+                {"{\"title\":\"t\",\"body\":\"\\u001b[31mred\"," + target + "}", "body"},
+                {"{\"title\":\"t\",\"body\":\"del\\u007f\"," + target + "}", "body"},
+                {"{\"title\":\"t\",\"body\":\"c1\\u0085\"," + target + "}", "body"},
+                {"{" + base + ",\"localizations\":{\"de\":{\"title\":\"a\\u000bb\"}}}", "localizations.de.title"},
+                {"{" + base + ",\"localizations\":{\"de\":{\"title\":\"a\\u0008b\"}}}", "localizations.de.title"},
+        };
+        for (String[] c : cases) {
+            TestApi.Response r = send(app, UUID.randomUUID().toString(), c[0]);
+            assertError(r, 422, "validation_failed");
+            assertThat(fields(r)).as(c[0] + " -> " + r.body()).containsExactly(c[1]);
+        }
+        assertThat(notificationsOf(app)).isZero();
+
+        String id = create(app, "{\"title\":\"Line one\\tand\",\"body\":\"a\\nb\\r\\nc\",\"collapse_id\":\"c\",\"sound\":\"ping.caf\","
+                + "\"category\":\"MSG\",\"localizations\":{\"de\":{\"body\":\"x\\ny\"}}," + target + "}");
+        JsonNode content = api.get("/v1/notifications/" + id, app.serverKey()).json().path("content");
+        assertThat(content.path("body").asString()).isEqualTo("a\nb\r\nc");
+        assertThat(content.path("title").asString()).isEqualTo("Line one\tand");
+    }
+
     @Test
     void everyFieldAtItsLimitIsAcceptedAndStored() {
         TestApp app = newApp();

@@ -317,6 +317,14 @@ class TemplateTests extends ApiTest {
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"\"}}", "content.click_url"),
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"https://x/\\nEvil\"}}", "content.click_url"),
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"https://x/" + "u".repeat(2040) + "\"}}", "content.click_url"),
+                // the notification URL rule (docs/api-decisions.md, "Notification URLs") and its text rule
+                new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"javascript:alert(1)\"}}", "content.click_url"),
+                new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"data:text/html,x\"}}", "content.click_url"),
+                new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"http://x/y\"}}", "content.click_url"),
+                new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"x/y\"}}", "content.click_url"),
+                new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"click_url\":\"{{ template.url }}\"}}", "content.click_url"),
+                new Case("{\"name\":\"n\",\"content\":{\"title\":\"a\\u0007b\",\"body\":\"b\"}}", "content.title"),
+                new Case("{\"name\":\"n\",\"content\":{\"title\":\"t\",\"body\":\"\\u001b[1mb\"}}", "content.body"),
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"data\":\"x\"}}", "content.data"),
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"data\":[1]}}", "content.data"),
                 new Case("{\"name\":\"n\",\"content\":{" + ok + ",\"data\":{\"big\":\"" + "d".repeat(16 * 1024) + "\"}}}", "content.data"))) {
@@ -328,6 +336,8 @@ class TemplateTests extends ApiTest {
         assertThat(create(app, "{\"name\":\"" + "n".repeat(190) + "\",\"content\":{\"title\":\"" + "t".repeat(250)
                 + "\",\"body\":\"" + "b".repeat(4096) + "\",\"click_url\":\"https://x/" + "u".repeat(2038) + "\"}}").status())
                 .as("the limits themselves are allowed").isEqualTo(201);
+        assertThat(create(app, "{\"name\":\"lines\",\"content\":{\"title\":\"t\\tt\",\"body\":\"a\\nb\\r\\nc\","
+                + "\"click_url\":\"myapp:inbox\"}}").status()).as("line breaks and tabs, a deep link").isEqualTo(201);
     }
 
     @Test

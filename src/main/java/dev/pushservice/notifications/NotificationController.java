@@ -4,11 +4,15 @@ import dev.pushservice.events.EventReads;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import org.springframework.http.HttpStatus;
@@ -52,13 +56,27 @@ class NotificationController {
                                                     @RequestHeader(value = IDEMPOTENCY_KEY, required = false) String key,
                                                     @RequestBody JsonNode body) {
         JsonInput in = JsonInput.object(body);
+        List<Violation> keyProblems = new ArrayList<>();
         if (key == null || key.isEmpty()) {
-            in.reject(IDEMPOTENCY_KEY, "header is required: a unique key per notification, reused only to retry it");
+            keyProblems.add(new Violation(IDEMPOTENCY_KEY, "header is required: a unique key per notification, reused only to retry it"));
         } else if (key.length() > NotificationLimits.IDEMPOTENCY_KEY || !KEY.matcher(key).matches()) {
-            in.reject(IDEMPOTENCY_KEY, "must be 1 to " + NotificationLimits.IDEMPOTENCY_KEY
-                    + " visible ASCII characters (no spaces)");
+            keyProblems.add(new Violation(IDEMPOTENCY_KEY, "must be 1 to " + NotificationLimits.IDEMPOTENCY_KEY
+                    + " visible ASCII characters (no spaces)"));
         }
         NotificationRequest request = NotificationRequest.read(in, clock.instant());
+        if (!keyProblems.isEmpty()) {
+            // one 422 tells all: the header's problem, then the body's; with a well-formed body, what
+            // only the app's data shows (title or body missing after the template, an unknown device
+            // or segment) too, as a request with a key would be told
+            List<Violation> problems = new ArrayList<>(keyProblems);
+            try {
+                if (in.hasErrors()) in.check();
+                else notifications.prepare(caller.appId(), request, List.of());
+            } catch (InvalidInput e) {
+                problems.addAll(e.violations());
+            }
+            throw new InvalidInput(problems);
+        }
         in.check();
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(notifications.create(caller.appId(), key, request));
     }

@@ -829,6 +829,30 @@ class NotificationTests extends ApiTest {
         assertThat(content.path("title").asString()).isEqualTo("Line one\tand");
     }
 
+    /**
+     * The error shape lists every problem, so a request without {@code Idempotency-Key} is told all
+     * that is wrong with it at once: the body's fields, and with a well-formed body what only the
+     * app's data shows (no title after the template, an unknown device).
+     */
+    @Test
+    void aMissingIdempotencyKeyIsReportedWithEveryOtherProblem() {
+        TestApp app = newApp();
+        TestApi.Response noTitle = send(app, null, "{\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertError(noTitle, 422, "validation_failed");
+        assertThat(fields(noTitle)).containsExactlyInAnyOrder("Idempotency-Key", "title");
+        assertThat(noTitle.json().path("error").path("details").get(0).path("field").asString()).isEqualTo("Idempotency-Key");
+
+        TestApi.Response badTtl = send(app, "", "{\"title\":\"t\",\"body\":\"b\",\"ttl\":-1,\"target\":{\"type\":\"all\"}}");
+        assertThat(fields(badTtl)).containsExactlyInAnyOrder("Idempotency-Key", "ttl");
+
+        TestApi.Response unknownDevice = send(app, null, content("{\"type\":\"device\",\"device_id\":\"" + UUID.randomUUID() + "\"}"));
+        assertThat(fields(unknownDevice)).containsExactlyInAnyOrder("Idempotency-Key", "target.device_id");
+
+        TestApi.Response onlyTheKey = send(app, null, content("{\"type\":\"all\"}"));
+        assertThat(fields(onlyTheKey)).containsExactly("Idempotency-Key");
+        assertThat(notificationsOf(app)).isZero();
+    }
+
     @Test
     void everyFieldAtItsLimitIsAcceptedAndStored() {
         TestApp app = newApp();

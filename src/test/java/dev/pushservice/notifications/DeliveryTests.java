@@ -295,8 +295,12 @@ class DeliveryTests extends PeerApiTest {
         registerMany(app, tokens, "{}");
         int before = FCM.received().size();
         String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}");
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> FCM.received().size() > before
-                && summary(app, id).path("recipient_count").asLong() == 2_000);
+        // The bulk lane's 400 in flight wait 2 s for their answers and 400 more wait in its queue (the
+        // fan-out hands pages over as the lane has room, twice its budget): the fan-out waits for room,
+        // and the cancel comes while 400 recipients are in flight and 400 wait for the lane
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> FCM.received().size() - before >= 400
+                && jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)")
+                        .param("id", id).query(Long.class).single() >= 800);
 
         TestApi.Response cancel = api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), "");
         assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
@@ -312,7 +316,7 @@ class DeliveryTests extends PeerApiTest {
         assertThat(byStatus.keySet()).containsOnly("accepted", "cancelled");
         assertThat(byStatus.get("accepted")).as("exactly what was handed over before the cancel is accepted").isEqualTo(delivered);
         long recipients = byStatus.values().stream().mapToLong(Long::longValue).sum();
-        assertThat(recipients).isEqualTo(2_000);
+        assertThat(recipients).as("no recipient is added after the cancel").isLessThanOrEqualTo(2_000);
         assertThat(byStatus.get("cancelled")).as("the rest was never handed over").isEqualTo(recipients - delivered);
         assertThat(delivered).as("after the cancel, at most what the bulk lane had in flight (400) still arrives")
                 .isLessThanOrEqualTo(arrivedAtCancel + 400);

@@ -100,9 +100,13 @@ class CancelAcrossInstancesTests {
                     .param("id", id).query((rs, n) -> Map.entry(rs.getString("status"), rs.getLong("n"))).list()
                     .stream().collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
             long delivered = delivered(ours);
+            long recipients = byStatus.values().stream().mapToLong(Long::longValue).sum();
             assertThat(byStatus.keySet()).containsOnly("accepted", "cancelled");
             assertThat(byStatus.get("accepted")).as("exactly what reached the provider is accepted").isEqualTo(delivered);
-            assertThat(byStatus.get("cancelled")).isEqualTo(1_000 - delivered);
+            // the fan-out keeps pace with delivery (it hands pages to the worker's lane as it has room), so
+            // the cancel may stop it before every device is a recipient: none is added after the cancel
+            assertThat(recipients).isLessThanOrEqualTo(1_000);
+            assertThat(byStatus.get("cancelled")).as("every other recipient is cancelled").isEqualTo(recipients - delivered);
             // The worker had 400 claimed (the bulk lane's budget) when the cancel committed. Without the
             // cross-instance check it would hand all of them over; with it, what reaches FCM after the cancel
             // is what was in flight (20) plus what the two senders handed over before the worker's next

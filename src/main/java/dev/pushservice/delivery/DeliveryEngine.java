@@ -180,10 +180,10 @@ public class DeliveryEngine implements SmartLifecycle {
      *
      * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, twice
      * as large as the budget, so the next page is inserted while the previous one is sent.
-     * {@code seen} counts the devices per platform (by ordinal) of the notification's earlier pages:
+     * {@code seen} counts the devices per platform (by ordinal) of the notification's previous page:
      * the page's size ({@link Handover#limit()}) is what the free room takes at that mix, so a page
-     * of an all-iOS audience is not cut short by the room of other platforms; without a history it
-     * is the largest free room. It waits, up to {@code wait}, until a page of at least the lane's
+     * of an all-iOS audience is not cut short by the room of other platforms; without a previous
+     * page it is the largest free room. It waits, up to {@code wait}, until a page of at least the lane's
      * in-flight budget fits (or {@code max}, if smaller): fewer, larger pages cost PostgreSQL less
      * (each is a transaction with a lock, a cursor update and a commit), and a budget's worth still
      * waits in the queue while it is inserted.

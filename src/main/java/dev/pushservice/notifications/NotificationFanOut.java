@@ -275,7 +275,7 @@ public class NotificationFanOut {
      * One page due at once whose first recipients per platform, as many as {@code handover} has room
      * for, are inserted {@code sending} and handed to this instance's lane after the commit (no claim);
      * the rest are {@code pending}, for any instance's claim, and the lane is told of them. A page
-     * that does not commit gives the room back. Adds the page's devices per platform to {@code seen}.
+     * that does not commit gives the room back. Leaves the page's devices per platform in {@code seen}.
      */
     private NotificationRepository.PageResult handedPage(NotificationRepository.Row current,
                                                          NotificationRepository.AudienceSql audience, Timing timing,
@@ -286,7 +286,9 @@ public class NotificationFanOut {
         NotificationRepository.HandedPage page = notifications.insertHandedPage(current.appId(), current.id(), audience,
                 current.audienceAt(), current.cursorAt(), current.cursorId(), handover.limit(), renderValues,
                 clock.instant(), timing.plainExpiry(), room, handover.leaseEnd());
-        for (int i = 0; i < seen.length; i++) seen[i] += page.selectedPerPlatform()[i];
+        // the next page's mix is predicted by this one's: audiences are read in creation order, where
+        // platforms come in runs (an app's iOS users first, its web users later) as often as mixed
+        System.arraycopy(page.selectedPerPlatform(), 0, seen, 0, seen.length);
         handed.addAll(page.handed());
         int pending = page.page().inserted() - handed.size();
         if (pending > 0) handoff.getIfAvailable(() -> DeliveryHandoff.NONE)

@@ -227,14 +227,23 @@ class NotificationRepository {
                 + " :expires_at, " + values + ", :now from page p left join users u on u.id = p.user_id"
                 + " on conflict (notification_id, device_id) do nothing returning 1) "
                 + "select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
-                + " l.created_at as last_at, l.id as last_id"
-                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
-        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
-                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+                + PAGE_END;
+        var spec = pageStatement(sql, appId, notificationId, audienceAt, cursorAt, cursorId, pageSize, now)
                 .param("expires_at", ts(expiresAt)).params(audience.params());
-        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
         return spec.query((rs, n) -> new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
                 rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class))).single();
+    }
+
+    /** The end of every page statement: the cursor after the page (its last device), one row even for an empty page. */
+    private static final String PAGE_END = " l.created_at as last_at, l.id as last_id from (select 1) one"
+            + " left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
+
+    /** A page statement ({@link #pageSql}) with the parameters every page binds, the cursor's when there is one. */
+    private JdbcClient.StatementSpec pageStatement(String sql, UUID appId, UUID notificationId, Instant audienceAt,
+                                                   OffsetDateTime cursorAt, UUID cursorId, int pageSize, Instant now) {
+        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
+                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now));
+        return cursorAt == null ? spec : spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
     }
 
     /**
@@ -273,16 +282,13 @@ class NotificationRepository {
                 + " (select count(*) from page where platform = 'ios') as selected_ios,"
                 + " (select count(*) from page where platform = 'android') as selected_android,"
                 + " (select count(*) from page where platform = 'web') as selected_web,"
-                + " l.created_at as last_at, l.id as last_id"
-                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true) "
+                + PAGE_END + ") "
                 + "select s.*, h.* from summary s left join (select i.*, p.token, cast(null as text) as unsendable"
                 + " from ins i join page p on p.id = i.device_id where i.status = 'sending') h on true";
-        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
-                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+        var spec = pageStatement(sql, appId, notificationId, audienceAt, cursorAt, cursorId, pageSize, now)
                 .param("expires_at", ts(expiresAt)).param("lease_end", ts(leaseEnd))
                 .param("room_ios", room[Platform.IOS.ordinal()]).param("room_android", room[Platform.ANDROID.ordinal()])
                 .param("room_web", room[Platform.WEB.ordinal()]).params(audience.params());
-        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
         List<DeliveryStore.Claimed> handed = new ArrayList<>();
         PageResult[] page = new PageResult[1];
         int[] perPlatform = new int[Platform.values().length];
@@ -329,13 +335,10 @@ class NotificationRepository {
                 + " on conflict (notification_id, device_id) do nothing returning due_at, status) "
                 + "select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
                 + " (select max(due_at) from ins where status = 'pending') as last_due,"
-                + " l.created_at as last_at, l.id as last_id"
-                + " from (select 1) one left join (select created_at, id from page order by created_at, id desc limit 1) l on true";
-        var spec = jdbc.sql(sql).param("app", appId).param("notification", notificationId)
-                .param("audience_at", ts(audienceAt)).param("page_size", pageSize).param("now", ts(now))
+                + PAGE_END;
+        var spec = pageStatement(sql, appId, notificationId, audienceAt, cursorAt, cursorId, pageSize, now)
                 .param("zones", zones).param("f_d", ts(fallback.due())).param("f_x", ts(fallback.expiresAt()))
                 .param("f_e", fallback.expiredReason()).params(audience.params());
-        if (cursorAt != null) spec = spec.param("cursor_at", cursorAt).param("cursor_id", cursorId);
         return spec.query((rs, n) -> new PageResult(rs.getInt("selected"), rs.getInt("inserted"),
                 rs.getObject("last_at", OffsetDateTime.class), rs.getObject("last_id", UUID.class),
                 instant(rs, "last_due"))).single();

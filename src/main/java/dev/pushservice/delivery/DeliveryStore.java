@@ -23,6 +23,9 @@ import java.util.UUID;
  * ran out before a retry), {@code cancelled} (never handed over), or back to {@code pending} with a
  * later attempt time after a transient failure. A claim whose lease ran out (its instance died before
  * recording a result) is claimed again: only those recipients can receive a notification twice.
+ * A recipient may also start out claimed: a fan-out page that hands it straight to its instance's
+ * lane ({@link Handover}) inserts it {@code sending}, leased, its attempt counted; from there on it
+ * is recorded, and if need be claimed again, exactly like a claimed one.
  */
 public interface DeliveryStore {
 

@@ -7,6 +7,9 @@
  * lanes with their own threads, in-flight budgets and database connections, retries
  * ({@link dev.pushservice.delivery.RetryBackoff}), metrics. Durable state is behind
  * {@link dev.pushservice.delivery.DeliveryStore}, which the notifications feature implements.
+ * Work reaches a lane two ways: claimed from the store, or handed straight over by a fan-out page
+ * of this instance that inserted its recipients already leased to the lane
+ * ({@link dev.pushservice.delivery.Handover}), which saves the claim's write per recipient.
  *
  * <p>The delivery core sees only these types: it imports nothing from {@code apns/}, {@code fcm/}
  * or {@code webpush/}, never switches on a platform to pick a provider, and never blocks a

@@ -63,7 +63,10 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *       devices in the order of {@code devices_app_created_idx}, resuming from a cursor stored with
  *       the page ({@code ON CONFLICT DO NOTHING} makes a replayed page harmless); each page checks
  *       the notification is still processing under its row lock, so a cancel stops the fan-out and
- *       no recipient is added after it;</li>
+ *       no recipient is added after it. A page due at once goes straight to this instance's lane
+ *       when it has room ({@link Handover}): the page is then sized to that room, waits up to
+ *       {@link #HANDOVER_WAIT} for it, and inserts those recipients {@code sending} with their lease,
+ *       handed to the lane after the commit; the fan-out thus keeps pace with delivery;</li>
  *   <li>the recipient count is set once, delivery is told, and a notification without recipients
  *       completes at once.</li>
  * </ol>

@@ -28,6 +28,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
@@ -201,6 +202,35 @@ class LaneTests {
 
         lane.paused(false);
         await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(waitingForAClaim) instanceof DeliveryStore.Accepted);
+    }
+
+    /**
+     * A lane that stops with handed recipients still waiting for budget sends none of them and
+     * records nothing for them: they stay sending in the store, as a crash would leave them, and are
+     * claimed again when their lease runs out. Those in flight are answered and recorded.
+     */
+    @Test
+    void handedRecipientsStillWaitingWhenTheLaneStopsAreLeftToTheirLease() throws InterruptedException {
+        Lane lane = lane(Priority.BULK, properties(8, 8));
+        UUID n = store.notification(Priority.BULK);
+        provider.holdTokensStartingWith("handed-");
+        assertThat(lane.reserve(Platform.ANDROID, 16)).isEqualTo(16);
+        List<DeliveryStore.Claimed> handed = store.handed(n, "handed-", 16);
+        lane.handOver(handed);
+        await().atMost(Duration.ofSeconds(10)).until(() -> lane.inFlight(Platform.ANDROID) == 8);
+
+        Thread answers = Thread.ofPlatform().start(() -> {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(300));
+            provider.answerAll(new DeliveryResult.Accepted("ok"));
+        });
+        lane.stop(Duration.ofSeconds(5));
+        answers.join();
+
+        assertThat(provider.handedOver("handed-")).as("only what was in flight went out").isEqualTo(8);
+        assertThat(store.countOutcomes(n)).as("and only that is recorded").isEqualTo(8);
+        assertThat(handed.stream().filter(c -> store.outcome(c.deviceId()) == null))
+                .as("the rest stay sending, for a claim once their lease ends").hasSize(8);
+        assertThat(lane.room(Platform.ANDROID)).as("their room is given back").isEqualTo(16);
     }
 
     @Test

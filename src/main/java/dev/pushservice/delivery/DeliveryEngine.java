@@ -207,10 +207,11 @@ public class DeliveryEngine implements SmartLifecycle {
             LockSupport.parkNanos(HANDOVER_WAIT_STEP);
             if (!running || !lane.accepting()) return null;
         }
+        // every platform, not only those of the previous page: where the audience turns from one
+        // platform to the next, the page's new platform finds room too (what it does not use goes back
+        // at the commit)
         int[] reserved = new int[Platform.values().length];
-        for (Platform p : Platform.values()) {
-            if (total == 0 || seen[p.ordinal()] > 0) reserved[p.ordinal()] = lane.reserve(p, limit);
-        }
+        for (Platform p : Platform.values()) reserved[p.ordinal()] = lane.reserve(p, limit);
         return new Handover(this, lane, reserved, limit, clock.instant().plus(properties.lease()));
     }
 

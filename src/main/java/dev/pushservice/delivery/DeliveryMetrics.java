@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The delivery engine's meters, per provider ({@code platform}) and lane; Prometheus names:
@@ -90,8 +91,8 @@ final class DeliveryMetrics {
                 .tags("lane", lane.value(), "platform", platform.value()).register(registry);
     }
 
-    void handedWaiting(Priority lane, Platform platform, java.util.concurrent.atomic.AtomicInteger waiting) {
-        Gauge.builder("push.delivery.handed.waiting", waiting, java.util.concurrent.atomic.AtomicInteger::get)
+    void handedWaiting(Priority lane, Platform platform, AtomicInteger waiting) {
+        Gauge.builder("push.delivery.handed.waiting", waiting, AtomicInteger::get)
                 .description("Recipients handed straight to the lane and not yet to a provider")
                 .tags("lane", lane.value(), "platform", platform.value()).register(registry);
     }

@@ -220,7 +220,8 @@ final class Lane {
             n[p]++;
         }
         for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
-        signal();
+        // not signal(): nothing was added to the store, so platforms found empty need no claim again
+        wake();
     }
 
     /**
@@ -346,22 +347,17 @@ final class Lane {
                     // wake-ups for freed budget on another platform do not claim it again
                     long until = emptyUntil[platform.ordinal()];
                     if (until != 0 && System.nanoTime() - until < 0) continue;
-                    // the budget is taken before the claim: a fan-out handing recipients over
-                    // (reserve) takes it from other threads
-                    if (!budget.tryAcquire(want)) continue;
-                    List<DeliveryStore.Claimed> batch;
-                    try {
-                        batch = store.claim(priority, platform, want, clock.instant(), properties.lease());
-                    } catch (RuntimeException e) {
-                        budget.release(want);
-                        throw e;
-                    }
-                    if (batch.size() < want) budget.release(want - batch.size());
+                    List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
+                            properties.lease());
                     if (batch.isEmpty()) {
                         emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
                         continue;
                     }
                     emptyUntil[platform.ordinal()] = 0;
+                    if (!budget.tryAcquire(batch.size())) {
+                        // only this thread acquires (handed recipients are moved here too), so the permits counted above are still there
+                        throw new IllegalStateException("lane budget changed under the claimer");
+                    }
                     dispatch(batch);
                     if (batch.size() == want) more = true;
                 }

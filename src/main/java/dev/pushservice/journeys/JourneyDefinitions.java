@@ -8,7 +8,6 @@ import dev.pushservice.platform.rules.EventNames;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Limits;
 import dev.pushservice.platform.rules.Priority;
-import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.platform.rules.Timestamps;
 import dev.pushservice.platform.rules.Urls;
 import dev.pushservice.segments.Filter;
@@ -482,10 +481,11 @@ public final class JourneyDefinitions {
             } else {
                 JsonInput c = n.nested("content").orElse(null);
                 if (c != null) {
-                    title = text(c, "title", Limits.TITLE);
-                    body = text(c, "body", Limits.BODY);
-                    String imageUrl = url(c, "image_url", Limits.IMAGE_URL, Urls::imageUrlProblem);
-                    String clickUrl = url(c, "click_url", Limits.CLICK_URL, Urls::clickUrlProblem);
+                    // a push step's content is a notification's: the same text and URL rules
+                    title = c.requiredMultilineText("title", Limits.TITLE);
+                    body = c.requiredMultilineText("body", Limits.BODY);
+                    String imageUrl = c.string("image_url", Limits.IMAGE_URL, Urls::imageUrlProblem);
+                    String clickUrl = c.string("click_url", Limits.CLICK_URL, Urls::clickUrlProblem);
                     JsonNode data = data(c);
                     if (title != null) content.put("title", title);
                     if (body != null) content.put("body", body);
@@ -501,27 +501,6 @@ public final class JourneyDefinitions {
             String level = oneOf(n, "interruption_level", InterruptionLevel.WIRE_VALUES);
             String next = requiredEdge(n, "next");
             return n.hasErrors() ? null : new JourneyNode.Push(content, title, body, priority, level, next);
-        }
-
-        /** The URL rules of notifications ({@link Urls}): a push step's content is a notification's. */
-        private static String url(JsonInput c, String field, int max, java.util.function.Function<String, String> rule) {
-            String s = c.string(field, max);
-            String problem = s == null ? null : rule.apply(s);
-            if (problem != null) {
-                c.reject(field, problem);
-                return null;
-            }
-            return s;
-        }
-
-        /** A required title or body: line breaks and tabs, no other control characters (as a notification's). */
-        private static String text(JsonInput c, String field, int max) {
-            String s = c.requiredString(field, max);
-            if (s != null && TextRules.hasControlBesidesLineBreaks(s)) {
-                c.reject(field, TextRules.NO_CONTROL_BUT_LINE_BREAKS);
-                return null;
-            }
-            return s;
         }
 
         private static JsonNode data(JsonInput c) {

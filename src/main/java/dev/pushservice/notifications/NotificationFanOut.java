@@ -192,9 +192,9 @@ public class NotificationFanOut {
                                 : timing.perMinute() == null ? zonedPage(current, audience, timing, renderValues)
                                 : timedPage(current, audience, timing, renderValues);
                         if (result.lastAt() != null) notifications.saveCursor(app, id, result.lastAt(), result.lastId());
-                        if (result.inserted() > 0 && handover == null) {
-                            delivery.recipientsAdded(app, id, current.priority(), result.inserted());
-                        }
+                        // recipients left pending (all of a page without a hand-over) are for a claim
+                        int pending = result.inserted() - handed.size();
+                        if (pending > 0) delivery.recipientsAdded(app, id, current.priority(), pending);
                         return result;
                     });
                 } catch (RuntimeException e) {
@@ -277,8 +277,8 @@ public class NotificationFanOut {
     /**
      * One page due at once whose first recipients per platform, as many as {@code handover} has room
      * for, are inserted {@code sending} and handed to this instance's lane after the commit (no claim);
-     * the rest are {@code pending}, for any instance's claim, and the lane is told of them. A page
-     * that does not commit gives the room back. Leaves the page's devices per platform in {@code seen}.
+     * the rest are {@code pending}, for any instance's claim. A page that does not commit gives the
+     * room back. Leaves the page's devices per platform in {@code seen}.
      */
     private NotificationRepository.PageResult handedPage(NotificationRepository.Row current,
                                                          NotificationRepository.AudienceSql audience, Timing timing,
@@ -293,9 +293,6 @@ public class NotificationFanOut {
         // platforms come in runs (an app's iOS users first, its web users later) as often as mixed
         System.arraycopy(page.selectedPerPlatform(), 0, seen, 0, seen.length);
         handed.addAll(page.handed());
-        int pending = page.page().inserted() - handed.size();
-        if (pending > 0) handoff.getIfAvailable(() -> DeliveryHandoff.NONE)
-                .recipientsAdded(current.appId(), current.id(), current.priority(), pending);
         return page.page();
     }
 

@@ -192,13 +192,7 @@ record NotificationRequest(
     }
 
     private static String url(JsonInput in, String field, java.util.function.Function<String, String> rule) {
-        String s = in.string(field, NotificationLimits.URL);
-        String problem = s == null ? null : rule.apply(s);
-        if (problem != null) {
-            in.reject(field, problem);
-            return null;
-        }
-        return s;
+        return in.string(field, NotificationLimits.URL, rule);
     }
 
     /**

@@ -112,7 +112,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     }
 
     /**
-     * The lane's free budget, unless a frequency cap applies to the app and lane: capped recipients
+     * Room in the lane of this instance, unless a frequency cap applies to the app and lane: capped recipients
      * are admitted by the claim's transaction ({@link FrequencyCapping#admit}), so they all go
      * through the claim.
      */

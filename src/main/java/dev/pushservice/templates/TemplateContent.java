@@ -3,7 +3,6 @@ package dev.pushservice.templates;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.rules.Limits;
-import dev.pushservice.platform.rules.TextRules;
 import dev.pushservice.platform.rules.Urls;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
@@ -29,14 +28,9 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
      * {@code in}; returns null when there were any.
      */
     static TemplateContent read(JsonInput in) {
-        String title = contentText(in, "title", Limits.TITLE);
-        String body = contentText(in, "body", Limits.BODY);
-        String clickUrl = in.string("click_url", Limits.CLICK_URL);
-        String urlProblem = clickUrl == null ? null : Urls.clickUrlProblem(clickUrl);
-        if (urlProblem != null) {
-            in.reject("click_url", urlProblem);
-            clickUrl = null;
-        }
+        String title = in.requiredMultilineText("title", Limits.TITLE);
+        String body = in.requiredMultilineText("body", Limits.BODY);
+        String clickUrl = in.string("click_url", Limits.CLICK_URL, Urls::clickUrlProblem);
         JsonNode data = in.value("data");
         if (data != null && !data.isObject()) {
             in.reject("data", "must be an object");
@@ -58,16 +52,6 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
         }
         TemplateContent content = new TemplateContent(title, body, clickUrl, data, level);
         return CompiledContent.compile(content, in::reject) == null ? null : content;
-    }
-
-    /** A required title or body: as a notification's, line breaks and tabs but no other control characters. */
-    private static String contentText(JsonInput in, String field, int max) {
-        String s = in.requiredString(field, max);
-        if (s != null && TextRules.hasControlBesidesLineBreaks(s)) {
-            in.reject(field, TextRules.NO_CONTROL_BUT_LINE_BREAKS);
-            return null;
-        }
-        return s;
     }
 
     /** The stored form: the API field names, unset fields left out. */

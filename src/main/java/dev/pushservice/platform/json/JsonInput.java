@@ -7,6 +7,7 @@ import dev.pushservice.platform.rules.TextRules;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -106,6 +107,33 @@ public final class JsonInput {
     /** A required free-text value: present, not blank, at most {@code maxLength} characters, no control characters. */
     public String requiredText(String field, int maxLength) {
         return withoutControl(field, requiredString(field, maxLength));
+    }
+
+    /**
+     * A required multi-line text (a push's title or body): present, not blank, at most
+     * {@code maxLength} characters, line breaks and tabs but no other control characters.
+     */
+    public String requiredMultilineText(String field, int maxLength) {
+        String s = requiredString(field, maxLength);
+        if (s != null && TextRules.hasControlBesidesLineBreaks(s)) {
+            reject(field, TextRules.NO_CONTROL_BUT_LINE_BREAKS);
+            return null;
+        }
+        return s;
+    }
+
+    /**
+     * An optional string of at most {@code maxLength} characters that {@code rule} accepts: the rule
+     * names what is wrong with a value (the message of the rejection), or returns null.
+     */
+    public String string(String field, int maxLength, Function<String, String> rule) {
+        String s = string(field, maxLength);
+        String problem = s == null ? null : rule.apply(s);
+        if (problem != null) {
+            reject(field, problem);
+            return null;
+        }
+        return s;
     }
 
     private String withoutControl(String field, String s) {

@@ -169,7 +169,9 @@ if [ "$CRASH" = crash ]; then
   kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
   sleep 1
   read -r ak fk wk < <(counts)
-  SENDING=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'sending'")
+  # claimed rows still sending, and recipients handed over without a row and not recorded yet
+  SENDING=$($PG -Atc "select (select count(*) from notification_recipients where notification_id = '$BULK' and status = 'sending')
+                            + (select coalesce(sum(handed - recorded), 0) from notification_handovers where notification_id = '$BULK')")
   echo "killed (-9) with $($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'") accepted, $SENDING in flight (sending); the peers had received $(( ak + fk + wk - a0 - f0 - w0 ))"
   start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
   echo "restarted"

@@ -23,9 +23,10 @@ import java.util.UUID;
  * ran out before a retry), {@code cancelled} (never handed over), or back to {@code pending} with a
  * later attempt time after a transient failure. A claim whose lease ran out (its instance died before
  * recording a result) is claimed again: only those recipients can receive a notification twice.
- * A recipient may also start out claimed: a fan-out page that hands it straight to its instance's
- * lane ({@link Handover}) inserts it {@code sending}, leased, its attempt counted; from there on it
- * is recorded, and if need be claimed again, exactly like a claimed one.
+ * A recipient may also start out claimed without a row: a fan-out page that hands it straight to its
+ * instance's lane ({@link Handover}) lists it in a leased handover, its attempt counted; recording
+ * inserts its row with its outcome ({@link Claimed#handed()}). If the lease ends before that, the
+ * claim gives it a {@code pending} row and it goes on exactly like a claimed one.
  */
 public interface DeliveryStore {
 
@@ -77,13 +78,21 @@ public interface DeliveryStore {
      *                  the notification's ({@link Blueprint#expiresAt()}), or no TTL
      * @param locales the recipient's locales in preference order (the device's, then its user's; either
      *                may be missing), frozen at fan-out when the notification has localizations, else empty
+     * @param handed null for a claimed recipient; for one a fan-out page handed straight to its lane
+     *               ({@link Handover}), which handover lists it: it has no row yet, recording inserts it
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
                    String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt,
-                   List<String> locales) {
+                   List<String> locales, Handed handed) {
 
         public Claimed {
             locales = locales == null ? List.of() : locales;
+        }
+
+        /** A claimed recipient (its row exists): recording updates it. */
+        public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
+                       Renderer.Values values, String unsendable, Instant expiresAt, List<String> locales) {
+            this(notificationId, appId, deviceId, platform, token, attempts, values, unsendable, expiresAt, locales, null);
         }
 
         /** A recipient without locales: it gets the default content. */
@@ -103,6 +112,15 @@ public interface DeliveryStore {
             return "Claimed[notification=" + notificationId + ", device=" + deviceId
                     + ", platform=" + platform + ", attempts=" + attempts + "]";
         }
+    }
+
+    /**
+     * A recipient listed by a handover instead of having a row ({@link Handover}).
+     *
+     * @param handover the handover's id
+     * @param userId the device's user when the page read it (null: none); part of the row recording inserts
+     */
+    record Handed(long handover, UUID userId) {
     }
 
     /** What became of one claimed recipient. */

@@ -10,19 +10,21 @@ import org.slf4j.LoggerFactory;
 /**
  * Room in one lane of this instance, reserved by {@link DeliveryEngine#reserve} for the recipients
  * of one fan-out page that go straight to the lane (its queue of handed recipients, sent ahead of any
- * claim as in-flight budget frees): the page inserts up to
- * {@link #room(Platform)} recipients per platform already {@code sending}, leased to this instance
- * until {@link #leaseEnd}, the attempt counted, and hands them over after its commit
- * ({@link #deliver}). No claim statement runs for them: each recipient is written once before its
- * send instead of twice. Recipients beyond the room are inserted {@code pending}, for any instance's
- * claim, as without a hand-over.
+ * claim as in-flight budget frees): the page lists up to {@link #room(Platform)} recipients per
+ * platform in one handover row ({@code notification_handovers}), leased to this instance until
+ * {@link #leaseEnd}, their attempt counted, and hands them over after its commit ({@link #deliver}).
+ * They have no recipient row until their outcome is recorded: recording inserts it
+ * ({@link DeliveryStore.Claimed#handed()}). No claim statement runs for them, and each recipient is
+ * written once, with its outcome, instead of inserted, claimed and updated. Recipients beyond the room
+ * are inserted {@code pending}, for any instance's claim, as without a hand-over.
  *
- * <p>Crash safety is the claim's: a handed recipient is {@code sending} with a lease from the commit
- * on, so if this instance dies before recording it, any instance claims it again once the lease ends
+ * <p>Crash safety is the lease's: if this instance dies before recording a handed recipient, once
+ * the handover's lease ends the claim of any instance gives it a {@code pending} row and sends it
  * (only those in flight at the crash can be sent twice). Nothing is handed over before the commit, and
  * a page that rolls back gives its room back ({@link #release}). A handed recipient waits in the
  * queue for at most as long as the lane needs to send one budget's worth of messages, far less than
- * the lease.
+ * the lease. Reads of the recipients and their counts show a listed, unrecorded recipient as
+ * {@code sending}.
  *
  * <p>Used by one thread; exactly one of {@link #deliver} and {@link #release} takes effect.
  */
@@ -45,7 +47,7 @@ public final class Handover {
         this.leaseEnd = leaseEnd;
     }
 
-    /** Recipients of {@code platform} the page may insert {@code sending}. */
+    /** Recipients of {@code platform} the page may hand over. */
     public int room(Platform platform) {
         return reserved[platform.ordinal()];
     }
@@ -55,13 +57,13 @@ public final class Handover {
         return limit;
     }
 
-    /** The lease of the recipients inserted {@code sending}: their {@code next_attempt_at}. */
+    /** The lease of the handed recipients: their handover's {@code lease_until}. */
     public Instant leaseEnd() {
         return leaseEnd;
     }
 
     /**
-     * After the page's commit: hands {@code recipients} (those it inserted {@code sending}, at most
+     * After the page's commit: hands {@code recipients} (those its handover lists, at most
      * {@link #room} per platform) to the lane, sent as {@code blueprint} says, and gives back the
      * room they did not use.
      */
@@ -74,7 +76,7 @@ public final class Handover {
             int p = r.platform().ordinal();
             if (used[p] == reserved[p]) {
                 // a bug in the page statement: sent when its lease runs out, never without room
-                log.error("Notification {}: more recipients inserted sending than reserved for {}; left to their lease",
+                log.error("Notification {}: more recipients handed over than reserved for {}; left to their lease",
                         r.notificationId(), r.platform().value());
                 continue;
             }
@@ -88,7 +90,7 @@ public final class Handover {
         for (Platform p : Platform.values()) lane.release(p, reserved[p.ordinal()] - used[p.ordinal()]);
     }
 
-    /** Nothing was handed over (the page rolled back or inserted nothing sending): gives the room back. */
+    /** Nothing was handed over (the page rolled back or handed nothing over): gives the room back. */
     public void release() {
         if (done) return;
         done = true;

@@ -205,8 +205,8 @@ final class Lane {
     }
 
     /**
-     * Queues recipients the store made {@code sending} for this lane without a claim (a fan-out page
-     * handed over after its commit), each holding the hand-over room {@link #reserve} took for its
+     * Queues recipients handed to this lane without a claim (a fan-out page's handover, after its
+     * commit), each holding the hand-over room {@link #reserve} took for its
      * platform; the claimer sends them before it claims anything of that platform, as in-flight
      * budget frees, and gives their room back as they go.
      */

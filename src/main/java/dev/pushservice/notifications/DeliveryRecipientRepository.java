@@ -1,6 +1,7 @@
 package dev.pushservice.notifications;
 
 import dev.pushservice.delivery.DeliveryReasons;
+import dev.pushservice.delivery.DeliveryStore;
 import dev.pushservice.delivery.DeliveryStore.Claimed;
 import dev.pushservice.delivery.DeliveryStore.QueueStats;
 import dev.pushservice.platform.rules.Priority;
@@ -102,6 +103,11 @@ class DeliveryRecipientRepository {
 
     /** A claimed row as delivery reads it: also how a preview reads its sample recipients. */
     static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
+        return claimed(rs, platform, null);
+    }
+
+    /** A row as {@link #claimed(ResultSet, Platform)} reads it; {@code handed}: listed by that handover, no row yet. */
+    static Claimed claimed(ResultSet rs, Platform platform, DeliveryStore.Handed handed) throws SQLException {
         String unsendable = rs.getString("unsendable");
         String values = unsendable == null ? rs.getString("render_values") : null;
         OffsetDateTime expiresAt = rs.getObject("expires_at", OffsetDateTime.class);
@@ -124,7 +130,7 @@ class DeliveryRecipientRepository {
         return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
                 rs.getObject("device_id", UUID.class), platform, unsendable == null ? rs.getString("token") : null,
                 rs.getInt("attempts"), new Renderer.Values(rs.getString("external_user_id"), tags, properties, null),
-                unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales);
+                unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales, handed);
     }
 
     /** The device's locale, then its user's, as {@link NotificationRepository.RenderValues} froze them. */
@@ -157,6 +163,108 @@ class DeliveryRecipientRepository {
                         from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text)
                         where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'""")
                 .param("rows", rows).param("now", ts(now)).update();
+    }
+
+    /**
+     * Records outcomes of handed recipients (listed by a handover, no row yet): inserts their rows with
+     * their outcome, first attempt counted, due and expiry from their handover. {@code rows} is a JSON
+     * array as for {@link #record} plus {@code h} (handover), {@code a} (app), {@code pl} (platform),
+     * {@code u} (user), {@code x} (external user id), {@code k} (attempts). Counts them recorded on their
+     * handover and deletes a handover once all it lists are recorded. A recipient whose handover is
+     * gone (its lease ended and a claim gave it a row) is not inserted; one whose row such a claim
+     * inserted and nobody claimed yet gets this outcome instead of a second send.
+     */
+    int recordHanded(String rows, Instant now) {
+        return jdbc.sql("""
+                        with v as materialized (
+                            select * from jsonb_to_recordset(cast(:rows as jsonb))
+                                as v(h bigint, n uuid, d uuid, a uuid, pl text, u uuid, x text, k int, s text, e text,
+                                     t timestamptz, p text)),
+                        c as (select v.h, count(*) as n from v group by v.h),
+                        done as (delete from notification_handovers o using c
+                                 where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
+                        counted as (update notification_handovers o set recorded = o.recorded + c.n from c
+                                    where o.id = c.h and o.recorded + c.n < o.handed returning o.id)
+                        insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
+                            external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
+                            render_values, provider_message_id, updated_at)
+                        select v.n, v.d, v.a, v.pl, v.u, v.x,
+                               case when v.s = 'pending'
+                                         and (select n.status from notifications n where n.id = v.n) <> 'processing'
+                                    then 'cancelled' else v.s end,
+                               v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
+                               case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
+                        from v join notification_handovers o on o.id = v.h
+                        on conflict (notification_id, device_id) do update
+                            set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error,
+                                next_attempt_at = excluded.next_attempt_at,
+                                provider_message_id = excluded.provider_message_id, updated_at = excluded.updated_at
+                            where notification_recipients.status = 'pending'""")
+                .param("rows", rows).param("now", ts(now)).update();
+    }
+
+    /**
+     * Gives the recipients of handovers whose lease ended (their instance died or stalled before
+     * recording them) a row each, for the claim: those not recorded yet, as {@code pending} due now
+     * with their first attempt counted, for notifications of {@code lane} still processing; deletes the
+     * handovers. Up to {@code limit} handovers, {@code FOR UPDATE SKIP LOCKED}.
+     *
+     * @return how many recipients it inserted
+     */
+    int reclaimHandovers(Priority lane, Instant now, int limit) {
+        return jdbc.sql("""
+                        with expired as (
+                            delete from notification_handovers o
+                            where o.id in (select o2.id from notification_handovers o2
+                                           join notifications n on n.id = o2.notification_id
+                                           where o2.lease_until <= :now and n.status = 'processing' and n.priority = :lane
+                                           order by o2.lease_until limit :limit
+                                           for update of o2 skip locked)
+                            returning o.*)
+                        insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
+                            external_user_id, status, attempts, next_attempt_at, due_at, expires_at, render_values,
+                            updated_at)
+                        select o.notification_id, l.device_id, o.app_id, l.platform, l.user_id, l.external_user_id,
+                               'pending', 1, :now, o.created_at, o.expires_at, o.render_values -> l.device_id::text, :now
+                        from expired o
+                        cross join lateral unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
+                            as l(device_id, platform, user_id, external_user_id)
+                        on conflict (notification_id, device_id) do nothing""")
+                .param("now", ts(now)).param("lane", lane.value()).param("limit", limit).update();
+    }
+
+    /**
+     * As {@link #reclaimHandovers}, for cancelled notifications: the recipients not recorded yet are
+     * inserted {@code cancelled} (nobody will send them). Up to {@code limit} handovers.
+     *
+     * @return the recipients it inserted
+     */
+    List<Stranded> cancelStrandedHandovers(Instant now, int limit) {
+        return jdbc.sql("""
+                        with expired as (
+                            delete from notification_handovers o
+                            where o.id in (select o2.id from notification_handovers o2
+                                           join notifications n on n.id = o2.notification_id
+                                           where o2.lease_until <= :now and n.status = 'cancelled'
+                                           order by o2.lease_until limit :limit
+                                           for update of o2 skip locked)
+                            returning o.*)
+                        insert into notification_recipients as r (notification_id, device_id, app_id, platform, user_id,
+                            external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
+                            updated_at)
+                        select o.notification_id, l.device_id, o.app_id, l.platform, l.user_id, l.external_user_id,
+                               'cancelled', 1, :reason, :now, o.created_at, o.expires_at, :now
+                        from expired o
+                        cross join lateral unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
+                            as l(device_id, platform, user_id, external_user_id)
+                        on conflict (notification_id, device_id) do nothing
+                        returning r.notification_id, r.device_id, r.app_id, r.platform,
+                                  (select n.priority from notifications n where n.id = r.notification_id) as priority""")
+                .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.CANCELLED)
+                .query((rs, n) -> new Stranded(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class),
+                        rs.getObject("app_id", UUID.class), Platform.fromValue(rs.getString("platform")).orElseThrow(),
+                        RecipientDelivery.lane(rs.getString("priority"))))
+                .list();
     }
 
     /** A recipient {@link #cancelStranded} made cancelled, with its notification's priority (its lane). */
@@ -230,13 +338,14 @@ class DeliveryRecipientRepository {
         DeadLetterRepository.insertAll(jdbc, RecipientDelivery.DEAD_LETTER_TASK, entries);
     }
 
-    /** Which of {@code ids} are processing, fully materialized and have nothing left to send. */
+    /** Which of {@code ids} are processing, fully materialized and have nothing left to send (no handover either). */
     List<UUID> nothingLeft(Collection<UUID> ids) {
         return jdbc.sql("""
                         select n.id from notifications n
                         where n.id in (:ids) and n.status = 'processing' and n.recipient_count is not null
                           and not exists (select 1 from notification_recipients r
-                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))""")
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))
+                          and not exists (select 1 from notification_handovers o where o.notification_id = n.id)""")
                 .param("ids", List.copyOf(ids)).query(UUID.class).list();
     }
 

@@ -65,8 +65,8 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *       the notification is still processing under its row lock, so a cancel stops the fan-out and
  *       no recipient is added after it. A page due at once goes straight to this instance's lane
  *       when it has room ({@link Handover}): the page is then sized to that room, waits up to
- *       {@link #HANDOVER_WAIT} for it, and inserts those recipients {@code sending} with their lease,
- *       handed to the lane after the commit; the fan-out thus keeps pace with delivery;</li>
+ *       {@link #HANDOVER_WAIT} for it, and lists those recipients in a leased handover instead of
+ *       inserting them (recording inserts them with their outcome), handed to the lane after the commit; the fan-out thus keeps pace with delivery;</li>
  *   <li>the recipient count is set once, delivery is told, and a notification without recipients
  *       completes at once.</li>
  * </ol>
@@ -181,7 +181,7 @@ public class NotificationFanOut {
                 NotificationRepository.PageResult page;
                 try {
                     page = transactions.execute(status -> {
-                        // first: from here, the commit hands over what the page inserted sending, anything else releases
+                        // first: from here, the commit hands over what the page's handover lists, anything else releases
                         if (handover != null) afterPage(handover, handed, blueprint);
                         NotificationRepository.Row current = notifications.lock(app, id).orElse(null);
                         if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
@@ -276,7 +276,7 @@ public class NotificationFanOut {
 
     /**
      * One page due at once whose first recipients per platform, as many as {@code handover} has room
-     * for, are inserted {@code sending} and handed to this instance's lane after the commit (no claim);
+     * for, are listed in a leased handover and handed to this instance's lane after the commit (no row, no claim);
      * the rest are {@code pending}, for any instance's claim. A page that does not commit gives the
      * room back. Leaves the page's devices per platform in {@code seen}.
      */
@@ -297,9 +297,9 @@ public class NotificationFanOut {
     }
 
     /**
-     * After the page's transaction: its commit hands {@code handed} (what the page inserted
-     * {@code sending}, filled in by then) to the lane and gives back the unused room; a rollback, or
-     * a page that inserted nothing, gives it all back.
+     * After the page's transaction: its commit hands {@code handed} (what the page's handover lists,
+     * filled in by then) to the lane and gives back the unused room; a rollback, or a page that handed
+     * nothing over, gives it all back.
      */
     private static void afterPage(Handover handover, List<DeliveryStore.Claimed> handed, Blueprint blueprint) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {

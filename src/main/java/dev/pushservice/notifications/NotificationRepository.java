@@ -248,17 +248,19 @@ class NotificationRepository {
 
     /**
      * What a page with a hand-over did: the page as {@link #insertPage} reports it, the devices it
-     * selected per platform (by ordinal), and the recipients it inserted {@code sending} for the lane.
+     * selected per platform (by ordinal), and the recipients it handed over to the lane.
      */
     record HandedPage(PageResult page, int[] selectedPerPlatform, List<DeliveryStore.Claimed> handed) {
     }
 
     /**
-     * Inserts the next page as {@link #insertPage} does (due at once, the notification's expiry),
-     * except that the first {@code room} recipients of each platform are inserted {@code sending},
-     * leased until {@code leaseEnd} with their first attempt counted, and returned with their
-     * device's token: they go straight to this instance's lane ({@link dev.pushservice.delivery.Handover})
-     * with no claim. The rest are {@code pending}. One statement; call it inside a transaction.
+     * The next page as {@link #insertPage} selects it (due at once, the notification's expiry), except
+     * that the first {@code room} recipients of each platform get no row: one
+     * {@code notification_handovers} row lists them, leased until {@code leaseEnd}, and they are
+     * returned with their device's token and their first attempt counted, for this instance's lane
+     * ({@link dev.pushservice.delivery.Handover}); recording inserts their rows with their outcomes.
+     * The rest of the page is inserted {@code pending}. The cursor saved with the page keeps a handed
+     * device out of every later page. One statement; call it inside a transaction.
      */
     HandedPage insertHandedPage(UUID appId, UUID notificationId, AudienceSql audience, Instant audienceAt,
                                 OffsetDateTime cursorAt, UUID cursorId, int pageSize, RenderValues renderValues,
@@ -270,21 +272,27 @@ class NotificationRepository {
                 + " <= case p.platform when 'ios' then :room_ios when 'android' then :room_android"
                 + " when 'web' then :room_web else 0 end as handed from page p), "
                 + "ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,"
-                + " external_user_id, status, attempts, next_attempt_at, due_at, expires_at, render_values, updated_at)"
-                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id,"
-                + " case when p.handed then 'sending' else 'pending' end, case when p.handed then 1 else 0 end,"
-                + " case when p.handed then :lease_end else :now end, :now, :expires_at, " + values + ", :now"
-                + " from ranked p left join users u on u.id = p.user_id"
-                + " on conflict (notification_id, device_id) do nothing"
-                + " returning notification_id, device_id, app_id, platform, status, attempts, external_user_id,"
-                + " render_values::text as render_values, expires_at), "
-                + "summary as (select (select count(*) from page) as selected, (select count(*) from ins) as inserted,"
+                + " external_user_id, status, next_attempt_at, due_at, expires_at, render_values, updated_at)"
+                + " select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, 'pending', :now, :now,"
+                + " :expires_at, " + values + ", :now from ranked p left join users u on u.id = p.user_id"
+                + " where not p.handed on conflict (notification_id, device_id) do nothing returning 1), "
+                + "hand as (select p.id, p.platform, p.user_id, u.external_user_id, p.token, " + values + " as rv"
+                + " from ranked p left join users u on u.id = p.user_id where p.handed), "
+                + "ho as (insert into notification_handovers (notification_id, app_id, lease_until, created_at, expires_at,"
+                + " handed, device_ids, platforms, user_ids, external_user_ids, render_values)"
+                + " select :notification, :app, :lease_end, :now, :expires_at, count(*), array_agg(id), array_agg(platform),"
+                + " array_agg(user_id), array_agg(external_user_id), jsonb_object_agg(id::text, rv) filter (where rv is not null)"
+                + " from hand having count(*) > 0 returning id), "
+                + "summary as (select (select count(*) from page) as selected,"
+                + " (select count(*) from ins) + (select count(*) from hand) as inserted,"
                 + " (select count(*) from page where platform = 'ios') as selected_ios,"
                 + " (select count(*) from page where platform = 'android') as selected_android,"
                 + " (select count(*) from page where platform = 'web') as selected_web,"
                 + PAGE_END + ") "
-                + "select s.*, h.* from summary s left join (select i.*, p.token, cast(null as text) as unsendable"
-                + " from ins i join page p on p.id = i.device_id where i.status = 'sending') h on true";
+                + "select s.*, ho.id as handover_id, h.id as device_id, h.platform, h.user_id, h.external_user_id, h.token,"
+                + " h.rv::text as render_values, cast(:notification as uuid) as notification_id, cast(:app as uuid) as app_id,"
+                + " 1 as attempts, cast(:expires_at as timestamptz) as expires_at, cast(null as text) as unsendable"
+                + " from summary s left join ho on true left join hand h on true";
         var spec = pageStatement(sql, appId, notificationId, audienceAt, cursorAt, cursorId, pageSize, now)
                 .param("expires_at", ts(expiresAt)).param("lease_end", ts(leaseEnd))
                 .param("room_ios", room[Platform.IOS.ordinal()]).param("room_android", room[Platform.ANDROID.ordinal()])
@@ -302,7 +310,8 @@ class NotificationRepository {
             }
             String platform = rs.getString("platform");
             if (platform != null) {
-                handed.add(DeliveryRecipientRepository.claimed(rs, Platform.fromValue(platform).orElseThrow()));
+                handed.add(DeliveryRecipientRepository.claimed(rs, Platform.fromValue(platform).orElseThrow(),
+                        new DeliveryStore.Handed(rs.getLong("handover_id"), rs.getObject("user_id", UUID.class))));
             }
         });
         return new HandedPage(page[0], perPlatform, handed);
@@ -505,6 +514,8 @@ class NotificationRepository {
         return jdbc.sql("""
                         update notifications set updated_at = :now,
                                recipient_count = (select count(*) from notification_recipients where notification_id = :id)
+                                   + (select coalesce(sum(o.handed - o.recorded), 0) from notification_handovers o
+                                      where o.notification_id = :id)
                         where app_id = :app and id = :id and recipient_count is null
                         returning recipient_count""")
                 .param("now", ts(now)).param("app", appId).param("id", id).query(Integer.class).optional();
@@ -522,12 +533,29 @@ class NotificationRepository {
     record Count(UUID notificationId, String platform, String status, long count) {
     }
 
+    /**
+     * Recipients listed by a notification's handovers and not recorded yet ({@link #insertHandedPage}):
+     * rows as {@code notification_recipients} has them, {@code sending}, over the handovers {@code o}
+     * selected by {@code where}. One statement sees a recording's inserted rows and its handover's count
+     * together, so no recipient is seen twice or missed.
+     */
+    private static String handedRows(String where) {
+        return "select o.notification_id, l.device_id, l.platform, l.external_user_id, 'sending' as status, 1 as attempts,"
+                + " cast(null as text) as last_error, o.created_at as updated_at, o.created_at as due_at, o.expires_at"
+                + " from notification_handovers o"
+                + " cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids) as l(device_id, platform, external_user_id)"
+                + " where " + where + " and not exists (select 1 from notification_recipients r"
+                + " where r.notification_id = o.notification_id and r.device_id = l.device_id)";
+    }
+
     List<Count> counts(UUID appId, Collection<UUID> ids) {
         if (ids.isEmpty()) return List.of();
-        return jdbc.sql("""
-                        select notification_id, platform, status, count(*) as n from notification_recipients
-                        where app_id = :app and notification_id in (:ids)
-                        group by notification_id, platform, status""")
+        return jdbc.sql("select notification_id, platform, status, count(*) as n from ("
+                        + "select notification_id, platform, status from notification_recipients"
+                        + " where app_id = :app and notification_id in (:ids)"
+                        + " union all select notification_id, platform, status from ("
+                        + handedRows("o.app_id = :app and o.notification_id in (:ids)") + ") h) x"
+                        + " group by notification_id, platform, status")
                 .param("app", appId).param("ids", List.copyOf(ids))
                 .query((rs, n) -> new Count(rs.getObject("notification_id", UUID.class), rs.getString("platform"),
                         rs.getString("status"), rs.getLong("n")))
@@ -550,11 +578,13 @@ class NotificationRepository {
     }
 
     List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
-        return jdbc.sql("""
-                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,
-                               expires_at
-                        from notification_recipients where notification_id = :id and app_id = :app
-                        order by device_id limit :limit offset :offset""")
+        return jdbc.sql("select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,"
+                        + " expires_at from (select device_id, platform, external_user_id, status, attempts, last_error,"
+                        + " updated_at, due_at, expires_at from notification_recipients"
+                        + " where notification_id = :id and app_id = :app"
+                        + " union all select device_id, platform, external_user_id, status, attempts, last_error, updated_at,"
+                        + " due_at, expires_at from (" + handedRows("o.notification_id = :id and o.app_id = :app") + ") h) x"
+                        + " order by device_id limit :limit offset :offset")
                 .param("id", id).param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
                 .query((rs, n) -> new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
                         rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),

@@ -138,6 +138,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
         List<Claimed> claimed = new ArrayList<>();
         FrequencyCapping.Admission admission = recipients.inTransaction(() -> {
+            reclaimHandovers(lane, now);
             claimed.addAll(recipients.claim(lane, platform, limit, now, now.plus(lease)));
             // ---- step 2: frequency caps over what was claimed (FrequencyCapping), same transaction ----
             return caps.admit(lane, claimed, now);
@@ -150,6 +151,26 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             if (claimed.size() == limit) engine.signal(lane);
         }
         return admission.admitted();
+    }
+
+    /** Handovers whose lease ended {@link #reclaimHandovers} takes per statement. */
+    static final int RECLAIMED_HANDOVERS = 20;
+    /** How often per lane a claim looks for handovers whose lease ended: leases last minutes, a look is a statement. */
+    static final Duration RECLAIM_EVERY = Duration.ofSeconds(1);
+    private final Map<Priority, Instant> lastReclaim = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * In the claim's transaction, at most once per {@link #RECLAIM_EVERY} and lane: the recipients of
+     * handovers whose lease ended unrecorded get {@code pending} rows, so this claim takes them.
+     */
+    private void reclaimHandovers(Priority lane, Instant now) {
+        Instant last = lastReclaim.get(lane);
+        if (last != null && now.isBefore(last.plus(RECLAIM_EVERY)) && !now.isBefore(last)) return;
+        lastReclaim.put(lane, now);
+        int reclaimed = recipients.reclaimHandovers(lane, now, RECLAIMED_HANDOVERS);
+        if (reclaimed > 0) {
+            log.info("{} handed recipient(s) left unrecorded past their lease given back to the claim", reclaimed);
+        }
     }
 
     @Override
@@ -248,7 +269,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     @Override
     public void record(List<Outcome> outcomes, Instant now) {
         if (outcomes.isEmpty()) return;
-        ArrayNode rows = JsonNodeFactory.instance.arrayNode(outcomes.size());
+        ArrayNode rows = JsonNodeFactory.instance.arrayNode();
+        ArrayNode handedRows = JsonNodeFactory.instance.arrayNode();
         Set<String> unconfigured = new LinkedHashSet<>();
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
         List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
@@ -258,8 +280,17 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         for (Outcome o : outcomes) {
             Claimed r = o.recipient();
             touched.put(r.notificationId(), r.appId());
-            ObjectNode row = rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
-            if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            ObjectNode row;
+            if (r.handed() == null) {
+                row = rows.addObject();
+                // handed recipients are never capped (see handover): no slot to give back
+                if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            } else {
+                row = handedRows.addObject().put("h", r.handed().handover()).put("a", r.appId().toString())
+                        .put("pl", r.platform().value()).put("u", r.handed().userId() == null ? null : r.handed().userId().toString())
+                        .put("x", r.values() == null ? null : r.values().externalUserId()).put("k", r.attempts());
+            }
+            row.put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
             switch (o) {
                 case Accepted a -> row.put("s", States.ACCEPTED).put("p", a.providerId());
                 case Rejected x -> {
@@ -285,7 +316,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             }
         }
         int failedAtOnce = recipients.inTransaction(() -> {
-            recipients.record(rows.toString(), now);
+            if (!rows.isEmpty()) recipients.record(rows.toString(), now);
+            if (!handedRows.isEmpty()) recipients.recordHanded(handedRows.toString(), now);
             recipients.deadLetters(deadLetters);
             // the app has no credentials for the platform: fail the rest at once instead of sending each
             int failed = unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);
@@ -301,28 +333,31 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         finishAll(touched);
     }
 
-    /** Recipients {@link #cancelStranded} ends per transaction. */
+    /** Recipients {@link #cancelStranded} ends per transaction, plus those of up to {@link #STRANDED_HANDOVERS} handovers. */
     static final int STRANDED_BATCH = 500;
+    static final int STRANDED_HANDOVERS = 5;
 
     /**
-     * Ends the recipients of cancelled notifications whose claim ran out unrecorded (their instance
-     * died): {@code cancelled} with {@link DeliveryReasons#CANCELLED}, as the lane that claimed them
+     * Ends the recipients of cancelled notifications whose claim or handover ran out unrecorded (their
+     * instance died): {@code cancelled} with {@link DeliveryReasons#CANCELLED}, as the lane that claimed them
      * would have recorded them ({@link #record}, outcome {@link Cancelled}), their frequency-cap slots
      * given back in the same transaction, counted in the outcome metric. Nothing else is due: their
      * notification is already terminal (cancelled, its lifecycle fact written by the cancel), its
      * counts are read from the recipients until a summary exists, and the per-day outcome counters
      * follow the statement (trigger). Run by the recurring task {@link StrandedRecipients#SWEEP}.
      *
-     * @return how many recipients it ended (at most {@link #STRANDED_BATCH}: call again while full)
+     * @return how many recipients it ended (call again until none)
      */
     int cancelStranded(Instant now) {
         List<DeliveryRecipientRepository.Stranded> ended = recipients.inTransaction(() -> {
-            List<DeliveryRecipientRepository.Stranded> rows = recipients.cancelStranded(now, STRANDED_BATCH);
+            List<DeliveryRecipientRepository.Stranded> rows = new ArrayList<>(recipients.cancelStranded(now, STRANDED_BATCH));
             if (!rows.isEmpty()) {
                 ArrayNode pairs = JsonNodeFactory.instance.arrayNode(rows.size());
                 rows.forEach(r -> pairs.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()));
                 caps.released(pairs.toString());
             }
+            // handed recipients hold no frequency-cap slot
+            rows.addAll(recipients.cancelStrandedHandovers(now, STRANDED_HANDOVERS));
             return rows;
         });
         if (ended.isEmpty()) return 0;
@@ -331,7 +366,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             counted.computeIfAbsent(r.lane(), k -> new EnumMap<>(Platform.class)).merge(r.platform(), 1, Integer::sum);
         }
         counted.forEach((lane, byPlatform) -> byPlatform.forEach((platform, n) -> engine.cancelledUnsent(lane, platform, n)));
-        log.info("{} claimed recipient(s) of cancelled notifications left unrecorded past their lease made cancelled",
+        log.info("{} claimed or handed recipient(s) of cancelled notifications left unrecorded past their lease made cancelled",
                 ended.size());
         return ended.size();
     }

@@ -32,7 +32,7 @@ class StrandedRecipients {
             throw new IllegalArgumentException("push.delivery.cancelled-sweep-interval must be at least 1s");
         }
         return Tasks.recurring(SWEEP, FixedDelay.of(every)).execute((instance, context) -> {
-            while (delivery.cancelStranded(clock.instant()) == RecipientDelivery.STRANDED_BATCH) {
+            while (delivery.cancelStranded(clock.instant()) > 0) {
                 // more were stranded than one batch holds
             }
         });

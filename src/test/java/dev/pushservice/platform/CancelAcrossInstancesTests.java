@@ -90,9 +90,11 @@ class CancelAcrossInstancesTests {
             assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
             long arrivedAtCancel = delivered(ours);
 
+            // nothing in flight: no recipient pending or sending, none handed over and not recorded yet
             await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.sql(
-                            "select count(*) from notification_recipients where notification_id = cast(:id as uuid)"
-                                    + " and status in ('pending', 'sending')")
+                            "select (select count(*) from notification_recipients where notification_id = cast(:id as uuid)"
+                                    + " and status in ('pending', 'sending'))"
+                                    + " + (select count(*) from notification_handovers where notification_id = cast(:id as uuid))")
                     .param("id", id).query(Long.class).single() == 0);
             Map<String, Long> byStatus = jdbc.sql("""
                             select status, count(*) as n from notification_recipients

@@ -1,0 +1,33 @@
+-- Recipients a fan-out page hands straight to its instance's lane are no longer inserted before
+-- their send: the page writes one row here that lists them, leased to the instance, and each
+-- recipient's row is inserted once, with its outcome. A recipient was written twice before (inserted
+-- sending, then updated with its outcome: a new row version and index entries each time); now once.
+-- See delivery/Handover.java and docs/api-decisions.md, "Delivery", "Hand-over".
+--
+-- A handover lives until every recipient it lists is recorded (recorded = handed: the recording
+-- deletes it), or until its lease ends unrecorded (the instance died or stalled): then the claim of
+-- its lane inserts the recipients not yet recorded as pending, their first attempt counted, and
+-- deletes it (RecipientDelivery#claim); for a cancelled notification, the stranded sweep inserts them
+-- cancelled. Reads of a notification's recipients and counts show listed, unrecorded recipients as
+-- sending.
+create table notification_handovers (
+    id                bigserial   primary key,
+    notification_id   uuid        not null,
+    app_id            uuid        not null,
+    -- the lease: past it, the recipients not yet recorded are given to any instance's claim
+    lease_until       timestamptz not null,
+    -- the page's time: the recipients' due_at and first updated_at
+    created_at        timestamptz not null,
+    expires_at        timestamptz,
+    handed            integer     not null,
+    recorded          integer     not null default 0,
+    -- the recipients, position by position
+    device_ids        uuid[]      not null,
+    platforms         text[]      not null,
+    user_ids          uuid[]      not null,
+    external_user_ids text[]      not null,
+    -- render values by device id (text), only when the content reads them
+    render_values     jsonb
+);
+create index notification_handovers_notification_idx on notification_handovers (notification_id);
+create index notification_handovers_lease_idx on notification_handovers (lease_until);

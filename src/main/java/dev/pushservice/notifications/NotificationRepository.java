@@ -521,6 +521,15 @@ class NotificationRepository {
                 .param("now", ts(now)).param("app", appId).param("id", id).query(Integer.class).optional();
     }
 
+    /** Whether the notification has a recipient pending or sending, or a handover (through their indexes). */
+    boolean hasWorkLeft(UUID id) {
+        return jdbc.sql("""
+                        select exists (select 1 from notification_recipients r
+                                       where r.notification_id = :id and r.status in ('pending', 'sending'))
+                            or exists (select 1 from notification_handovers o where o.notification_id = :id)""")
+                .param("id", id).query(Boolean.class).single();
+    }
+
     /** Pending recipients (not handed to a provider) become cancelled; returns how many. */
     int cancelPending(UUID appId, UUID id, Instant now) {
         return jdbc.sql("""

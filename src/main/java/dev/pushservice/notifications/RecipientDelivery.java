@@ -270,7 +270,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     public void record(List<Outcome> outcomes, Instant now) {
         if (outcomes.isEmpty()) return;
         ArrayNode rows = JsonNodeFactory.instance.arrayNode();
-        ArrayNode handedRows = JsonNodeFactory.instance.arrayNode();
+        DeliveryRecipientRepository.HandedRows handedRows = new DeliveryRecipientRepository.HandedRows(outcomes.size());
         Set<String> unconfigured = new LinkedHashSet<>();
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
         List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
@@ -280,21 +280,18 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         for (Outcome o : outcomes) {
             Claimed r = o.recipient();
             touched.put(r.notificationId(), r.appId());
-            ObjectNode row;
-            if (r.handed() == null) {
-                row = rows.addObject();
-                // handed recipients are never capped (see handover): no slot to give back
-                if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
-            } else {
-                row = handedRows.addObject().put("h", r.handed().handover()).put("a", r.appId().toString())
-                        .put("pl", r.platform().value()).put("u", r.handed().userId() == null ? null : r.handed().userId().toString())
-                        .put("x", r.values() == null ? null : r.values().externalUserId()).put("k", r.attempts());
-            }
-            row.put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            String status;
+            String error = null;
+            Instant retryAt = null;
+            String providerId = null;
             switch (o) {
-                case Accepted a -> row.put("s", States.ACCEPTED).put("p", a.providerId());
+                case Accepted a -> {
+                    status = States.ACCEPTED;
+                    providerId = a.providerId();
+                }
                 case Rejected x -> {
-                    row.put("s", x.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED).put("e", x.reason());
+                    status = x.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED;
+                    error = x.reason();
                     if (x.tokenInvalid()) {
                         invalid.computeIfAbsent(r.appId(), k -> new LinkedHashMap<>())
                                 .computeIfAbsent(x.reason(), k -> new ArrayList<>()).add(r.deviceId());
@@ -304,20 +301,36 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                         unconfiguredRows.addObject().put("n", r.notificationId().toString()).put("p", r.platform().value());
                     }
                 }
-                case Retry x -> row.put("s", States.PENDING).put("e", x.reason()).put("t", x.at().toString());
+                case Retry x -> {
+                    status = States.PENDING;
+                    error = x.reason();
+                    retryAt = x.at();
+                }
                 case GaveUp x -> {
-                    row.put("s", x.expired() ? States.EXPIRED : States.FAILED).put("e", x.reason());
+                    status = x.expired() ? States.EXPIRED : States.FAILED;
+                    error = x.reason();
                     if (!x.expired()) {
                         deadLetters.add(new DeadLetterRepository.Entry("notification " + r.notificationId() + " device " + r.deviceId(),
                                 r.attempts(), x.why() + ": " + x.reason()));
                     }
                 }
-                case Cancelled x -> row.put("s", States.CANCELLED).put("e", DeliveryReasons.CANCELLED);
+                case Cancelled x -> {
+                    status = States.CANCELLED;
+                    error = DeliveryReasons.CANCELLED;
+                }
             }
+            if (r.handed() != null) {
+                // handed recipients are never capped (see handover): no slot to give back
+                handedRows.add(r, status, error, retryAt, providerId);
+                continue;
+            }
+            if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
+            rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("s", status)
+                    .put("e", error).put("t", retryAt == null ? null : retryAt.toString()).put("p", providerId);
         }
         int failedAtOnce = recipients.inTransaction(() -> {
             if (!rows.isEmpty()) recipients.record(rows.toString(), now);
-            if (!handedRows.isEmpty()) recipients.recordHanded(handedRows.toString(), now);
+            if (!handedRows.isEmpty()) recipients.recordHanded(handedRows, now);
             recipients.deadLetters(deadLetters);
             // the app has no credentials for the platform: fail the rest at once instead of sending each
             int failed = unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);

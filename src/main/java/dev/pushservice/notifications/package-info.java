@@ -52,7 +52,10 @@
  * Delivery claims only recipients of processing notifications, so claimed recipients of a cancelled
  * notification whose instance died before recording them are ended by the recurring sweep
  * {@code delivery-cancelled-leases} ({@link dev.pushservice.notifications.StrandedRecipients}) once
- * their lease has run out: {@code cancelled}, like a lane records them.
+ * their lease has run out: {@code cancelled}, like a lane records them. A page due at once may hand
+ * its recipients straight to its instance's lane instead ({@link dev.pushservice.delivery.Handover}):
+ * they are listed in a leased {@code notification_handovers} row and get their recipient row only
+ * with their outcome; reads show them {@code sending} until then.
  *
  * <p><b>Made by the service</b> ({@link dev.pushservice.notifications.NotificationService#createForUsers}):
  * a journey's push step creates a notification for a list of users inside its own transaction; the

@@ -480,6 +480,18 @@ class ApnsProviderTests {
     }
 
     @Test
+    void aDeviceTokenIsOneToTwoHundredHexadecimalDigits() {
+        assertThat(ApnsPayload.isDeviceToken("0123456789abcdefABCDEF")).isTrue();
+        assertThat(ApnsPayload.isDeviceToken("a".repeat(200))).isTrue();
+        assertThat(ApnsPayload.isDeviceToken("a".repeat(201))).isFalse();
+        assertThat(ApnsPayload.isDeviceToken("")).isFalse();
+        assertThat(ApnsPayload.isDeviceToken(null)).isFalse();
+        for (String bad : new String[] {"g", "abc ", " abc", "ab-cd", "0x1f", "\u0661", "ab\ncd", "é"}) {
+            assertThat(ApnsPayload.isDeviceToken(bad)).as(bad).isFalse();
+        }
+    }
+
+    @Test
     void contentAvailableBesideVisibleContentStaysAnAlert() throws Exception {
         ApnsProvider provider = provider(peer.properties(caFile, 1, 100, null));
 

@@ -114,20 +114,42 @@ class HandoverRecoveryTests {
         return counts;
     }
 
-    @Test
-    void recipientsHandedToAnInstanceThatStoppedAreSentByAnotherOnceTheLeaseEnds() throws Exception {
-        Setup setup;
-        String id;
+    private record Stopped(Setup setup, String id) {
+    }
+
+    /**
+     * A send to every device on an instance that stops while most of its handed recipients wait in its
+     * lane's queue; the provider answers at once from then on.
+     */
+    private Stopped handOverAndStop(String name) throws Exception {
         try (AppInstance first = instance().start()) {
-            setup = setUp(first, "handover recovery");
-            id = sendToAll(first, setup.key());
+            Setup setup = setUp(first, name);
+            String id = sendToAll(first, setup.key());
             JdbcClient jdbc = first.jdbc();
             // the page is handed over: one handover lists its recipients, none has a row before its outcome
             await().atMost(Duration.ofSeconds(20)).until(() -> handoverRows(jdbc, id) > 0);
             assertThat(recipientRows(jdbc, id)).isLessThan(DEVICES);
+            answerAtOnce(setup.tokens());
+            return new Stopped(setup, id);
         }
+    }
+
+    private static Map<String, Long> statuses(JdbcClient jdbc, String id) {
+        Map<String, Long> byStatus = new HashMap<>();
+        jdbc.sql("select status, count(*) as n from notification_recipients where notification_id = cast(:id as uuid)"
+                        + " group by status").param("id", id)
+                .query(rs -> {
+                    byStatus.put(rs.getString("status"), rs.getLong("n"));
+                });
+        return byStatus;
+    }
+
+    @Test
+    void recipientsHandedToAnInstanceThatStoppedAreSentByAnotherOnceTheLeaseEnds() throws Exception {
+        Stopped stopped = handOverAndStop("handover recovery");
+        Setup setup = stopped.setup();
+        String id = stopped.id();
         // the instance is gone with recipients handed to it and never sent
-        answerAtOnce(setup.tokens());
         try (AppInstance second = instance().start()) {
             JdbcClient jdbc = second.jdbc();
             long unrecorded = jdbc.sql("select coalesce(sum(handed - recorded), 0) from notification_handovers"
@@ -156,12 +178,7 @@ class HandoverRecoveryTests {
             await().atMost(Duration.ofSeconds(60)).until(() -> second.api.get("/v1/notifications/" + id, setup.key())
                     .json().path("status").asString().equals("completed"));
             assertThat(handoverRows(jdbc, id)).isZero();
-            Map<String, Long> byStatus = new HashMap<>();
-            jdbc.sql("select status, count(*) as n from notification_recipients where notification_id = cast(:id as uuid)"
-                            + " group by status").param("id", id)
-                    .query(rs -> {
-                        byStatus.put(rs.getString("status"), rs.getLong("n"));
-                    });
+            Map<String, Long> byStatus = statuses(jdbc, id);
             assertThat(byStatus).containsExactly(Map.entry("accepted", (long) DEVICES));
             // reclaimed ones count the attempt made at the hand-over and the one after the lease
             long reclaimed = jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)"
@@ -178,15 +195,9 @@ class HandoverRecoveryTests {
 
     @Test
     void handedRecipientsOfANotificationCancelledAfterTheirInstanceStoppedAreCancelled() throws Exception {
-        Setup setup;
-        String id;
-        try (AppInstance first = instance().start()) {
-            setup = setUp(first, "handover cancel");
-            id = sendToAll(first, setup.key());
-            JdbcClient jdbc = first.jdbc();
-            await().atMost(Duration.ofSeconds(20)).until(() -> handoverRows(jdbc, id) > 0);
-        }
-        answerAtOnce(setup.tokens());
+        Stopped stopped = handOverAndStop("handover cancel");
+        Setup setup = stopped.setup();
+        String id = stopped.id();
         try (AppInstance second = instance().start()) {
             JdbcClient jdbc = second.jdbc();
             assertThat(handoverRows(jdbc, id)).isPositive();
@@ -199,12 +210,7 @@ class HandoverRecoveryTests {
                             "select count(*) from notification_recipients where notification_id = cast(:id as uuid)"
                                     + " and status in ('pending', 'sending')")
                     .param("id", id).query(Long.class).single() == 0);
-            Map<String, Long> byStatus = new HashMap<>();
-            jdbc.sql("select status, count(*) as n from notification_recipients where notification_id = cast(:id as uuid)"
-                            + " group by status").param("id", id)
-                    .query(rs -> {
-                        byStatus.put(rs.getString("status"), rs.getLong("n"));
-                    });
+            Map<String, Long> byStatus = statuses(jdbc, id);
             assertThat(byStatus.keySet()).containsOnly("accepted", "cancelled");
             assertThat(byStatus.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(DEVICES);
             assertThat(byStatus.get("cancelled")).isPositive();

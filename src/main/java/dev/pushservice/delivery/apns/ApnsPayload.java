@@ -10,6 +10,7 @@ import dev.pushservice.delivery.PushMessage;
 import dev.pushservice.delivery.ReasonCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -77,9 +78,47 @@ public final class ApnsPayload {
             // Never reaches APNs: the token is not even hexadecimal, so it can never become valid
             throw new Unsendable(ReasonCode.TOKEN_INVALID, "not a hexadecimal APNs device token");
         }
-        ObjectNode ios = iosOverrides(message);
         boolean background = message.background();
+        Inputs inputs = new Inputs(message);
+        Memo memo = last;
+        String payload;
+        if (memo != null && memo.inputs().equals(inputs)) {
+            payload = memo.payload(); // built (and found valid) for the same inputs
+        } else {
+            payload = payload(message, background);
+            last = new Memo(inputs, payload);
+        }
+        return new Redacted(token, topic, payload, expiration(message.ttlSeconds(), now), priority(message, background),
+                background ? PushType.BACKGROUND : PushType.ALERT, message.collapseId());
+    }
 
+    /**
+     * Everything of a message its JSON payload is built from: the payload is a function of these alone
+     * (the token, the TTL and the collapse id go into headers).
+     */
+    private record Inputs(String title, String body, String imageUrl, String clickUrl, Map<String, Object> data,
+                          String sound, Integer badge, String category, List<PushMessage.Action> actions,
+                          boolean contentAvailable, ObjectNode platformOverrides, InterruptionLevel level) {
+
+        Inputs(PushMessage m) {
+            this(m.title(), m.body(), m.imageUrl(), m.clickUrl(), m.data(), m.sound(), m.badge(), m.category(),
+                    m.actions(), m.contentAvailable(), m.platformOverrides(), m.interruptionLevel());
+        }
+    }
+
+    private record Memo(Inputs inputs, String payload) {
+    }
+
+    /**
+     * The last payload built, with its inputs. The messages of a send differ by their token alone
+     * unless the content has per-recipient placeholders, so consecutive messages mostly share their
+     * payload: building it again was ~6% of the service's CPU in a 100,000-recipient iOS send. Shared
+     * by every thread; a race only replaces one valid entry with another.
+     */
+    private static volatile Memo last;
+
+    private static String payload(PushMessage message, boolean background) throws Unsendable {
+        ObjectNode ios = iosOverrides(message);
         ObjectNode root = NODES.objectNode();
         ObjectNode aps = root.putObject("aps");
         if (background) {
@@ -104,9 +143,7 @@ public final class ApnsPayload {
         if (payload.length > MAX_PAYLOAD_BYTES) {
             throw new Unsendable(ReasonCode.PAYLOAD_TOO_LARGE, payload.length + " bytes, APNs allows " + MAX_PAYLOAD_BYTES);
         }
-        return new Redacted(token, topic, new String(payload, StandardCharsets.UTF_8),
-                expiration(message.ttlSeconds(), now), priority(message, background),
-                background ? PushType.BACKGROUND : PushType.ALERT, message.collapseId());
+        return new String(payload, StandardCharsets.UTF_8);
     }
 
     /**

@@ -505,6 +505,33 @@ class ApnsProviderTests {
     }
 
     @Test
+    void consecutiveMessagesGetTheirOwnPayloadWhetherOrNotTheyShareTheirContent() throws Exception {
+        Instant now = Instant.now();
+        String first = TestTokens.apns();
+        String second = TestTokens.apns();
+        var a = ApnsPayload.build(alert().token(first).body("for you").build(), BUNDLE, now);
+        var same = ApnsPayload.build(alert().token(second).body("for you").build(), BUNDLE, now);
+        var otherBody = ApnsPayload.build(alert().token(first).body("for someone else").build(), BUNDLE, now);
+        var otherLevel = ApnsPayload.build(alert().token(first).body("for someone else").level(InterruptionLevel.PASSIVE)
+                .build(), BUNDLE, now);
+        var sameAgain = ApnsPayload.build(alert().token(second).body("for you").build(), BUNDLE, now);
+
+        assertThat(a.getToken()).isEqualTo(first);
+        assertThat(same.getToken()).isEqualTo(second);
+        assertThat(same.getPayload()).isEqualTo(a.getPayload()).contains("for you");
+        assertThat(otherBody.getPayload()).contains("for someone else").doesNotContain("passive");
+        assertThat(otherLevel.getPayload()).contains("for someone else").contains("\"interruption-level\":\"passive\"");
+        assertThat(sameAgain.getPayload()).isEqualTo(a.getPayload());
+        // an invalid message is refused every time, also after a valid one with the same content
+        ObjectNode badOverrides = tools.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        badOverrides.putObject("ios").put("badge", -1);
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> ApnsPayload.build(alert().token(first).overrides(badOverrides).build(), BUNDLE, now))
+                    .isInstanceOf(ApnsPayload.Unsendable.class);
+        }
+    }
+
+    @Test
     void notificationsNeverPrintTheTokenOrPayload() throws Exception {
         String token = TestTokens.apns();
         var notification = ApnsPayload.build(alert().token(token).body("secret body").build(), BUNDLE, Instant.now());

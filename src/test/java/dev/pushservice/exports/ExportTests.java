@@ -232,6 +232,43 @@ class ExportTests extends ApiTest {
     }
 
     @Test
+    void aRecipientHandedToALaneAndNotRecordedYetIsExportedAndListedSending() throws IOException {
+        TestApp app = newApp();
+        Device a = register(app, "ios", "");
+        String id = notification(app);
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> Set.of("completed", "failed", "cancelled")
+                .contains(api.get("/v1/notifications/" + id, app.serverKey()).json().path("status").asString()));
+        // a device listed by a handover (a fan-out page gave it straight to a lane) has no recipient row
+        // until its outcome is recorded; the row is written here as such a page writes it
+        Device handed = register(app, "android", ",\"external_user_id\":\"hal\"");
+        jdbc.sql("""
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                                                            device_ids, platforms, user_ids, external_user_ids)
+                        values (cast(:n as uuid), :app, now() + interval '1 minute', now(), 1,
+                                array[cast(:d as uuid)], array['android'], array[cast(null as uuid)], array['hal'])""")
+                .param("n", id).param("app", app.appId()).param("d", handed.id()).update();
+        try {
+            List<Map<String, String>> exported = rows(file(app,
+                    export(app, "{\"type\":\"recipient\",\"notification_id\":\"" + id + "\"}"), ExportType.RECIPIENT));
+            assertThat(exported).extracting(r -> r.get("device_id"))
+                    .containsExactlyInAnyOrder(a.id().toString(), handed.id().toString());
+            assertThat(exported).filteredOn(r -> r.get("device_id").equals(handed.id().toString())).singleElement()
+                    .satisfies(r -> {
+                        assertThat(r.get("status")).isEqualTo("sending");
+                        assertThat(r.get("external_user_id")).isEqualTo("hal");
+                        assertThat(r.get("platform")).isEqualTo("android");
+                    });
+            JsonNode listed = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data");
+            Set<String> apiStatuses = new HashSet<>();
+            listed.forEach(r -> apiStatuses.add(r.path("device_id").asString() + "=" + r.path("status").asString()));
+            assertThat(apiStatuses).hasSize(2).isEqualTo(
+                    exported.stream().map(r -> r.get("device_id") + "=" + r.get("status")).collect(Collectors.toSet()));
+        } finally {
+            jdbc.sql("delete from notification_handovers where notification_id = cast(:n as uuid)").param("n", id).update();
+        }
+    }
+
+    @Test
     void eventExportHoldsTheAppsEventsInTheTimeRange() throws IOException {
         TestApp app = newApp();
         Device d = register(app, "ios", "");

@@ -31,3 +31,9 @@ create table notification_handovers (
 );
 create index notification_handovers_notification_idx on notification_handovers (notification_id);
 create index notification_handovers_lease_idx on notification_handovers (lease_until);
+
+-- Recipients materialized so far, added by each fan-out page in its own transaction (with the
+-- cursor): the recipient count once the fan-out is done, without counting every recipient row and
+-- handover entry again (~1 µs of PostgreSQL per recipient). Null for a notification whose fan-out
+-- began before this column: its count is then read from the rows, as before.
+alter table notifications add column materialized_count integer;

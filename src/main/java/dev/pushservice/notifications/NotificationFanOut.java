@@ -191,7 +191,9 @@ public class NotificationFanOut {
                                         current.cursorId(), pageSize, renderValues, clock.instant(), timing.plainExpiry())
                                 : timing.perMinute() == null ? zonedPage(current, audience, timing, renderValues)
                                 : timedPage(current, audience, timing, renderValues);
-                        if (result.lastAt() != null) notifications.saveCursor(app, id, result.lastAt(), result.lastId());
+                        if (result.lastAt() != null) {
+                            notifications.saveCursor(app, id, result.lastAt(), result.lastId(), result.inserted());
+                        }
                         // recipients left pending (all of a page without a hand-over) are for a claim
                         int pending = result.inserted() - handed.size();
                         if (pending > 0) delivery.recipientsAdded(app, id, current.priority(), pending);
@@ -437,6 +439,7 @@ public class NotificationFanOut {
         }
         if (!NotificationService.PROCESSING.equals(row.status())) {
             notifications.setStatus(app, id, NotificationService.PROCESSING, "processing_at", now);
+            notifications.startCounting(app, id);
             lifecycle.record(app, Kind.NOTIFICATION_PROCESSING, id, Map.of("notification_id", id), now);
             log.info("Notification {} processing: materializing recipients", id);
         }

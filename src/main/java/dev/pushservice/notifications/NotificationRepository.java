@@ -504,18 +504,34 @@ class NotificationRepository {
     record Sample(DeliveryStore.Claimed recipient, boolean inAudience) {
     }
 
-    void saveCursor(UUID appId, UUID id, OffsetDateTime at, UUID deviceId) {
-        jdbc.sql("update notifications set fanout_cursor_at = :at, fanout_cursor_id = :device where app_id = :app and id = :id")
-                .param("at", at).param("device", deviceId).param("app", appId).param("id", id).update();
+    /** After a page: the cursor past its last device, and the recipients it added counted. */
+    void saveCursor(UUID appId, UUID id, OffsetDateTime at, UUID deviceId, int added) {
+        jdbc.sql("""
+                        update notifications set fanout_cursor_at = :at, fanout_cursor_id = :device,
+                                                 materialized_count = materialized_count + :added
+                        where app_id = :app and id = :id""")
+                .param("at", at).param("device", deviceId).param("added", added).param("app", appId).param("id", id)
+                .update();
     }
 
-    /** Sets the recipient count once (materialization done); false when it was already set. */
+    /** The fan-out starts counting the recipients its pages add (see {@link #saveCursor}). */
+    void startCounting(UUID appId, UUID id) {
+        jdbc.sql("update notifications set materialized_count = 0 where app_id = :app and id = :id and materialized_count is null")
+                .param("app", appId).param("id", id).update();
+    }
+
+    /**
+     * Sets the recipient count once (materialization done): what the pages counted, or for a fan-out
+     * that began before they counted, the recipients' rows and handover entries. Empty when it was
+     * already set.
+     */
     Optional<Integer> setRecipientCount(UUID appId, UUID id, Instant now) {
         return jdbc.sql("""
                         update notifications set updated_at = :now,
-                               recipient_count = (select count(*) from notification_recipients where notification_id = :id)
+                               recipient_count = coalesce(materialized_count,
+                                   (select count(*) from notification_recipients where notification_id = :id)
                                    + (select coalesce(sum(o.handed - o.recorded), 0) from notification_handovers o
-                                      where o.notification_id = :id)
+                                      where o.notification_id = :id))
                         where app_id = :app and id = :id and recipient_count is null
                         returning recipient_count""")
                 .param("now", ts(now)).param("app", appId).param("id", id).query(Integer.class).optional();

@@ -52,7 +52,7 @@ class HandoverRecoveryTests {
                 .set("push.fcm.base-url", fcm.baseUrl().toString())
                 .set("push.fcm.max-in-flight", String.valueOf(IN_FLIGHT))
                 // longer than the first instance's shutdown (its lanes drain for up to 10 s) and the second's start
-                .set("push.delivery.lease", "15s")
+                .set("push.delivery.lease", "25s")
                 .set("push.delivery.cancelled-sweep-interval", "1s");
     }
 
@@ -122,6 +122,7 @@ class HandoverRecoveryTests {
      * lane's queue; the provider answers at once from then on.
      */
     private Stopped handOverAndStop(String name) throws Exception {
+        Stopped stopped;
         try (AppInstance first = instance().start()) {
             Setup setup = setUp(first, name);
             String id = sendToAll(first, setup.key());
@@ -129,9 +130,10 @@ class HandoverRecoveryTests {
             // the page is handed over: one handover lists its recipients, none has a row before its outcome
             await().atMost(Duration.ofSeconds(20)).until(() -> handoverRows(jdbc, id) > 0);
             assertThat(recipientRows(jdbc, id)).isLessThan(DEVICES);
-            answerAtOnce(setup.tokens());
-            return new Stopped(setup, id);
+            stopped = new Stopped(setup, id);
         }
+        answerAtOnce(stopped.setup().tokens());
+        return stopped;
     }
 
     private static Map<String, Long> statuses(JdbcClient jdbc, String id) {

@@ -235,6 +235,10 @@ class DeliveryRecipientRepository {
      * send. A retry of a notification that is no longer processing becomes cancelled.
      */
     int recordHanded(HandedRows rows, Instant now) {
+        // Counted on the handover are the rows this statement inserted (or moved on from a reclaimed
+        // pending row), never the outcomes it was given: a batch recorded again (its commit went through
+        // but the answer was lost) counts nothing twice, so no handover is deleted while recipients it
+        // lists are still unrecorded.
         return jdbc.sql("""
                         with v as materialized (
                             select * from unnest(cast(:h as bigint[]), cast(:d as uuid[]), cast(:pl as text[]),
@@ -242,32 +246,38 @@ class DeliveryRecipientRepository {
                                                  cast(:s as text[]), cast(:e as text[]), cast(:t as timestamptz[]),
                                                  cast(:p as text[]))
                                 as v(h, d, pl, u, x, k, s, e, t, p)),
-                        c as (select v.h, count(*) as n from v group by v.h),
+                        ins as (
+                            insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
+                                external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
+                                render_values, provider_message_id, updated_at)
+                            select o.notification_id, v.d, o.app_id, v.pl, v.u, v.x,
+                                   case when v.s = 'pending'
+                                             and (select n.status from notifications n where n.id = o.notification_id) <> 'processing'
+                                        then 'cancelled' else v.s end,
+                                   v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
+                                   case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
+                            from v join notification_handovers o on o.id = v.h
+                            on conflict (notification_id, device_id) do update
+                                set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error,
+                                    next_attempt_at = excluded.next_attempt_at,
+                                    provider_message_id = excluded.provider_message_id, updated_at = excluded.updated_at
+                                where notification_recipients.status = 'pending'
+                            returning notification_id, device_id),
+                        c as (select v.h, count(*) as n from ins
+                              join v on v.d = ins.device_id
+                              join notification_handovers o on o.id = v.h and o.notification_id = ins.notification_id
+                              group by v.h),
                         done as (delete from notification_handovers o using c
                                  where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
                         counted as (update notification_handovers o set recorded = o.recorded + c.n from c
                                     where o.id = c.h and o.recorded + c.n < o.handed returning o.id)
-                        insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
-                            external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
-                            render_values, provider_message_id, updated_at)
-                        select o.notification_id, v.d, o.app_id, v.pl, v.u, v.x,
-                               case when v.s = 'pending'
-                                         and (select n.status from notifications n where n.id = o.notification_id) <> 'processing'
-                                    then 'cancelled' else v.s end,
-                               v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
-                               case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
-                        from v join notification_handovers o on o.id = v.h
-                        on conflict (notification_id, device_id) do update
-                            set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error,
-                                next_attempt_at = excluded.next_attempt_at,
-                                provider_message_id = excluded.provider_message_id, updated_at = excluded.updated_at
-                            where notification_recipients.status = 'pending'""")
+                        select count(*) from ins""")
                 .param("h", HandedRows.array(rows.handovers)).param("d", HandedRows.array(rows.devices))
                 .param("pl", HandedRows.array(rows.platforms)).param("u", HandedRows.array(rows.users))
                 .param("x", HandedRows.array(rows.externalUserIds)).param("k", HandedRows.array(rows.attempts))
                 .param("s", HandedRows.array(rows.statuses)).param("e", HandedRows.array(rows.errors))
                 .param("t", HandedRows.array(rows.retryAts)).param("p", HandedRows.array(rows.providerIds))
-                .param("now", ts(now)).update();
+                .param("now", ts(now)).query(Integer.class).single();
     }
 
     /**

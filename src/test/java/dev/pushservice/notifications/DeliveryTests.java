@@ -350,6 +350,45 @@ class DeliveryTests extends PeerApiTest {
         assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED.get(t)).hasSize(1));
     }
 
+    @Test
+    void aHandedOutcomeRecordedTwiceCountsOnceOnItsHandover() {
+        // two recipients listed by one handover; the first one's outcome is recorded twice, as a lane
+        // does when a commit went through but its answer was lost
+        UUID app = newApp().appId();
+        UUID notification = UUID.randomUUID();
+        UUID first = UUID.randomUUID();
+        UUID second = UUID.randomUUID();
+        long handover = jdbc.sql("""
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                                                            device_ids, platforms, user_ids, external_user_ids)
+                        values (:n, :app, now() + interval '1 minute', now(), 2, array[cast(:a as uuid), cast(:b as uuid)],
+                                array['ios', 'ios'], array[cast(null as uuid), null], array['ann', cast(null as text)])
+                        returning id""")
+                .param("n", notification).param("app", app).param("a", first).param("b", second).query(Long.class).single();
+        java.util.function.Function<UUID, DeliveryStore.Outcome> accepted = device -> new DeliveryStore.Accepted(
+                new DeliveryStore.Claimed(notification, app, device, Platform.IOS, "00ff", 1,
+                        new dev.pushservice.templates.Renderer.Values(device.equals(first) ? "ann" : null, null, null, null),
+                        null, null, List.of(), new DeliveryStore.Handed(handover, null)), "apns-" + device);
+
+        store.record(List.of(accepted.apply(first)), clock.instant());
+        store.record(List.of(accepted.apply(first)), clock.instant());
+
+        assertThat(jdbc.sql("select recorded from notification_handovers where id = :id").param("id", handover)
+                .query(Integer.class).optional()).as("the second recording counted nothing").contains(1);
+        store.record(List.of(accepted.apply(second)), clock.instant());
+        assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)
+                .query(Long.class).single()).as("every recipient it lists is recorded").isZero();
+        Map<String, String> rows = new java.util.HashMap<>();
+        jdbc.sql("select device_id, status, external_user_id, provider_message_id from notification_recipients"
+                        + " where notification_id = :n").param("n", notification)
+                .query(rs -> {
+                    rows.put(rs.getString("device_id"), rs.getString("status") + "/" + rs.getString("external_user_id")
+                            + "/" + rs.getString("provider_message_id"));
+                });
+        assertThat(rows).containsOnly(Map.entry(first.toString(), "accepted/ann/apns-" + first),
+                Map.entry(second.toString(), "accepted/null/apns-" + second));
+    }
+
     private double handedOver(Priority lane, Platform platform) {
         var counter = meters.find("push.delivery.handed.over").tags("lane", lane.value(), "platform", platform.value()).counter();
         return counter == null ? 0 : counter.count();

@@ -32,6 +32,23 @@ create table notification_handovers (
 create index notification_handovers_notification_idx on notification_handovers (notification_id);
 create index notification_handovers_lease_idx on notification_handovers (lease_until);
 
+-- Every recipient as the API and exports show it: the recipient rows, and the recipients handovers
+-- list that have no row yet, as sending (their first attempt counted, their page's time as their
+-- last update). One statement over it sees a recording's inserted rows and its handover's count
+-- together, so no recipient is missed or seen twice. Filters on notification_id and app_id reach
+-- both branches' indexes.
+create view notification_recipient_states as
+select r.notification_id, r.device_id, r.app_id, r.platform, r.external_user_id, r.status, r.attempts,
+       r.last_error, r.provider_message_id, r.updated_at, r.due_at, r.expires_at
+from notification_recipients r
+union all
+select o.notification_id, l.device_id, o.app_id, l.platform, l.external_user_id, 'sending', 1,
+       null, null, o.created_at, o.created_at, o.expires_at
+from notification_handovers o
+cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids) as l(device_id, platform, external_user_id)
+where not exists (select 1 from notification_recipients x
+                  where x.notification_id = o.notification_id and x.device_id = l.device_id);
+
 -- Recipients materialized so far, added by each fan-out page in its own transaction (with the
 -- cursor): the recipient count once the fan-out is done, without counting every recipient row and
 -- handover entry again (~1 µs of PostgreSQL per recipient). Null for a notification whose fan-out

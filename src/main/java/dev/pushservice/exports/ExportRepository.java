@@ -190,23 +190,11 @@ class ExportRepository {
             }
             case RECIPIENT -> {
                 time = "r.updated_at";
-                // a recipient handed straight to a delivery lane has no row until its outcome is recorded:
-                // its handover lists it, and it is exported sending, as the API shows it
+                // with the recipients handed to a delivery lane and not recorded yet, as sending
                 sql.append("""
                         select r.notification_id, r.device_id, r.platform, r.external_user_id, r.status, r.attempts,
                                r.last_error, r.provider_message_id, r.updated_at
-                        from (select x.notification_id, x.device_id, x.platform, x.external_user_id, x.status, x.attempts,
-                                     x.last_error, x.provider_message_id, x.updated_at, x.app_id
-                              from notification_recipients x
-                              union all
-                              select o.notification_id, l.device_id, l.platform, l.external_user_id, 'sending', 1, null, null,
-                                     o.created_at, o.app_id
-                              from notification_handovers o
-                              cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids)
-                                  as l(device_id, platform, external_user_id)
-                              where not exists (select 1 from notification_recipients y
-                                                where y.notification_id = o.notification_id and y.device_id = l.device_id)) r
-                        where r.app_id = :app""");
+                        from notification_recipient_states r where r.app_id = :app""");
                 if (f.notificationId() != null) {
                     sql.append(" and r.notification_id = :notification");
                     p.put("notification", f.notificationId());

@@ -172,7 +172,6 @@ class DeliveryRecipientRepository {
      * parsing alone, measured with 500-row batches). Not thread-safe.
      */
     static final class HandedRows {
-        private final int capacity;
         private final List<String> handovers;
         private final List<String> devices;
         private final List<String> platforms;
@@ -185,7 +184,6 @@ class DeliveryRecipientRepository {
         private final List<String> providerIds;
 
         HandedRows(int capacity) {
-            this.capacity = capacity;
             handovers = new ArrayList<>(capacity);
             devices = new ArrayList<>(capacity);
             platforms = new ArrayList<>(capacity);
@@ -222,7 +220,7 @@ class DeliveryRecipientRepository {
 
         @Override
         public String toString() {
-            return "HandedRows[" + devices.size() + " of " + capacity + "]";
+            return "HandedRows[" + devices.size() + "]";
         }
     }
 

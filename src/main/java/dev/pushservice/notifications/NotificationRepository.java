@@ -559,28 +559,15 @@ class NotificationRepository {
     }
 
     /**
-     * Recipients listed by a notification's handovers and not recorded yet ({@link #insertHandedPage}):
-     * rows as {@code notification_recipients} has them, {@code sending}, over the handovers {@code o}
-     * selected by {@code where}. One statement sees a recording's inserted rows and its handover's count
-     * together, so no recipient is seen twice or missed.
+     * Per notification, platform and status, over {@code notification_recipient_states}: recipients
+     * handed over and not recorded yet count as {@code sending}.
      */
-    private static String handedRows(String where) {
-        return "select o.notification_id, l.device_id, l.platform, l.external_user_id, 'sending' as status, 1 as attempts,"
-                + " cast(null as text) as last_error, o.created_at as updated_at, o.created_at as due_at, o.expires_at"
-                + " from notification_handovers o"
-                + " cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids) as l(device_id, platform, external_user_id)"
-                + " where " + where + " and not exists (select 1 from notification_recipients r"
-                + " where r.notification_id = o.notification_id and r.device_id = l.device_id)";
-    }
-
     List<Count> counts(UUID appId, Collection<UUID> ids) {
         if (ids.isEmpty()) return List.of();
-        return jdbc.sql("select notification_id, platform, status, count(*) as n from ("
-                        + "select notification_id, platform, status from notification_recipients"
-                        + " where app_id = :app and notification_id in (:ids)"
-                        + " union all select notification_id, platform, status from ("
-                        + handedRows("o.app_id = :app and o.notification_id in (:ids)") + ") h) x"
-                        + " group by notification_id, platform, status")
+        return jdbc.sql("""
+                        select notification_id, platform, status, count(*) as n from notification_recipient_states
+                        where app_id = :app and notification_id in (:ids)
+                        group by notification_id, platform, status""")
                 .param("app", appId).param("ids", List.copyOf(ids))
                 .query((rs, n) -> new Count(rs.getObject("notification_id", UUID.class), rs.getString("platform"),
                         rs.getString("status"), rs.getLong("n")))
@@ -603,13 +590,12 @@ class NotificationRepository {
     }
 
     List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
-        return jdbc.sql("select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,"
-                        + " expires_at from (select device_id, platform, external_user_id, status, attempts, last_error,"
-                        + " updated_at, due_at, expires_at from notification_recipients"
-                        + " where notification_id = :id and app_id = :app"
-                        + " union all select device_id, platform, external_user_id, status, attempts, last_error, updated_at,"
-                        + " due_at, expires_at from (" + handedRows("o.notification_id = :id and o.app_id = :app") + ") h) x"
-                        + " order by device_id limit :limit offset :offset")
+        // with the recipients handed over and not recorded yet, as sending
+        return jdbc.sql("""
+                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,
+                               expires_at
+                        from notification_recipient_states where notification_id = :id and app_id = :app
+                        order by device_id limit :limit offset :offset""")
                 .param("id", id).param("app", appId).param("limit", page.fetchSize()).param("offset", page.offset())
                 .query((rs, n) -> new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
                         rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),

@@ -2,13 +2,17 @@
 # Fan-out benchmark: the service (jar) on its embedded PostgreSQL and the three local peers in their
 # own JVM (bench/FanoutPeers), on this machine. One notification to `all` over DEVICES devices; prints
 # recipients/s from the 202 to the last terminal recipient, the time to the first accepted push, CPU
-# per recipient (service, PostgreSQL, peers), and 202 -> accepted (p50, p99) of single-device
-# transactional notifications sent once a second during the fan-out. Asserts nothing.
+# per recipient (service, PostgreSQL, peers), and the latency of single-device transactional
+# notifications sent once a second during the fan-out (p50, p99). Asserts nothing.
 #   bench/fanout.sh [devices=100000] [mix=ios|thirds] [crash]
 # mix=thirds: a third of the devices per platform. crash: kill -9 the service mid-fan-out, start it
 # again and count what every recipient ended as, and how many devices got the push twice (only those
-# in flight at the kill may). Accepted times are when the result was recorded (a few ms after the
-# provider's answer). BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
+# in flight at the kill may). Two measures of the transactional sends: "202 -> accepted by the APNs
+# peer", from the client's receipt of the 202 to the peer accepting the push (the peer logs each probe
+# with its own clock: same machine, same wall clock), with "POST -> 202" beside it; and, as before,
+# "created -> recorded", from the notification's created_at (taken inside the creation transaction,
+# before the 202) to the recipient's recorded updated_at (a few ms after the provider's answer), which
+# adds the creation transaction and the recording queue to the first. BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
 # service with Java Flight Recorder (profile settings) into that file; read it with
 # `jfr print --events jdk.ExecutionSample` or `jfr summary`. BENCH_JAVA_OPTS adds JVM options to the service
 # (e.g. an async-profiler agent). BENCH_ASPROF=/path/libasyncProfiler.so attaches async-profiler (from Maven Central's
@@ -118,17 +122,42 @@ fi
 PROBE=$($PG -Atc "select id from devices where app_id = '$APP' and platform = 'ios' order by created_at limit 1")
 echo "$($PG -Atc "select count(*) from devices where app_id = '$APP'") devices; transactional probes go to one of them"
 
-probe() { api POST /v1/notifications "{\"title\":\"code\",\"body\":\"123456\",\"priority\":\"transactional\",\"target\":{\"type\":\"device\",\"device_id\":\"$PROBE\"}}" \
-  | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4; }
+# probes COUNT INTERVAL_MS TIMES_FILE [GO_FILE STOP_FILE]: single-device transactional sends to the
+# probe device from their own JVM (bench/ProbeClient: one kept-alive connection, no process start
+# between a request and its timestamps); each appends "NUMBER POST_US RESPONSE_US NOTIFICATION_ID" to
+# TIMES_FILE (epoch microseconds as the request left and as its 202 arrived). Its body carries
+# "probe-NUMBER", which the APNs peer logs with its own clock as it accepts the push (arrivals.txt):
+# 202 -> accepted by the provider is the peer's time minus the 202's.
+probes() {
+  "$JAVA" -Xmx64m -XX:TieredStopAtLevel=1 -cp "$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")" \
+    dev.pushservice.bench.ProbeClient "http://127.0.0.1:$PORT" "$KEY" "$PROBE" "$@" 2>>"$DATA/probes.log"
+}
+# peer_latency TIMES_FILE LABEL: POST -> 202 and 202 -> accepted by the APNs peer (p50, p99, max) of those probes
+peer_latency() {
+  [ -s "$1" ] || return 0
+  sleep 0.3 # the peer writes its arrivals every 100 ms
+  local pairs; pairs=$(awk 'NR == FNR { at[$2] = $1; next } ($1 in at) { print ($3 - $2) / 1000, (at[$1] - $3) / 1000 }' \
+    "$PEERS/arrivals.txt" "$1")
+  [ -n "$pairs" ] || { echo "$2: no probe reached the peer"; return 0; }
+  # nearest-rank p50, p99 and the maximum of column $1 of the pairs
+  ranks() { echo "$pairs" | awk -v c="$1" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END {
+      p50 = int((NR + 1) / 2); p99 = int(NR * 0.99); if (p99 < NR * 0.99) p99++; if (p99 < 1) p99 = 1
+      printf "%d %.1f %.1f %.1f\n", NR, v[p50], v[p99], v[NR] }'; }
+  read -r n peer50 peer99 peermax < <(ranks 2)
+  read -r _ post50 post99 _ < <(ranks 1)
+  echo "$2: $n sends, 202 -> accepted by the APNs peer p50 $peer50 ms, p99 $peer99 ms, max $peermax ms; POST -> 202 p50 $post50 ms, p99 $post99 ms"
+}
 echo "warm-up: 20 transactional sends ..."
-for _ in $(seq 1 20); do probe >>"$DATA/idle-probes.txt"; sleep 0.2; done
+probes 20 200 "$DATA/idle-probe-times.txt"
+cut -d' ' -f4 "$DATA/idle-probe-times.txt" >"$DATA/idle-probes.txt"
 sleep 2
+peer_latency "$DATA/idle-probe-times.txt" "transactional on an idle service (20 warm-up sends)"
 ids=$(sed "s/.*/'&'/" "$DATA/idle-probes.txt" | paste -sd, -)
 $PG -At -F ' ' -c "select percentile_cont(0.5) within group (order by extract(epoch from r.updated_at - n.created_at) * 1000),
     percentile_cont(0.5) within group (order by extract(epoch from n.processing_at - n.created_at) * 1000)
     from notifications n join notification_recipients r on r.notification_id = n.id
     where n.id in ($ids) and r.status = 'accepted'" | while read -r p50 started; do
-  printf 'transactional on an idle service (last 20 of the warm-up): 202 -> accepted p50 %.0f ms (fan-out started after %.0f ms)\n' "$p50" "$started"
+  printf 'transactional on an idle service (last 20 of the warm-up): created -> recorded accepted p50 %.0f ms (fan-out started after %.0f ms)\n' "$p50" "$started"
 done
 
 terminal() { $PG -Atc "select status in ('completed', 'failed', 'cancelled') from notifications where id = '$1'"; }
@@ -143,6 +172,10 @@ for _ in $(seq 1 "${BENCH_WARMUP:-0}"); do
   $PG -c "vacuum analyze notification_recipients" >/dev/null
   sleep 3
 done
+# the probes during the fan-out: their JVM starts now, and waits for the bulk send
+probes 0 1000 "$DATA/probe-times.txt" "$DATA/probes.go" "$DATA/probes.stop" &
+PROBES_PID=$!
+sleep 2
 PGPID=$(postmaster_pid "$DATA")
 s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
 read -r a0 f0 w0 < <(counts)
@@ -158,15 +191,19 @@ JCMD="$(dirname "$(readlink -f "$(find_java)")")/jcmd"
 BULK=$(api POST /v1/notifications "{\"title\":\"Sale\",\"body\":\"Everything must go\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}$EXTRA}" \
   | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
 echo "bulk notification $BULK"
-( while true; do probe >>"$DATA/probes.txt"; sleep 1; done ) &
-PROBES_PID=$!
+touch "$DATA/probes.go"
+stop_probes() { # the probes' ids (those answered with a 202) into probes.txt
+  [ -n "${PROBES_PID:-}" ] || return 0
+  touch "$DATA/probes.stop"; wait "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
+  [ -s "$DATA/probe-times.txt" ] && cut -d' ' -f4 "$DATA/probe-times.txt" >"$DATA/probes.txt" || true
+}
 
 if [ "$CRASH" = crash ]; then
   # kill once about half the recipients are accepted
   half=$((DEVICES / 2))
   while [ "$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")" -lt "$half" ]; do sleep 0.2; done
   kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
-  kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
+  stop_probes
   sleep 1
   read -r ak fk wk < <(counts)
   # claimed rows still sending, and recipients handed over without a row and not recorded yet
@@ -178,7 +215,7 @@ if [ "$CRASH" = crash ]; then
 fi
 
 while [ "$(terminal "$BULK")" != t ]; do sleep 0.2; done
-[ -n "${PROBES_PID:-}" ] && kill "$PROBES_PID" 2>/dev/null || true; PROBES_PID=
+stop_probes
 sleep 1
 s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS_PID")
 [ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"stop,file=$DATA/profile.txt,collapsed\"" >/dev/null \
@@ -227,7 +264,8 @@ from (select extract(epoch from r.updated_at - n.created_at) * 1000 as ms,
       from notifications n join notification_recipients r on r.notification_id = n.id
       where n.id in ($ids) and r.status = 'accepted') t;
 SQL
-    printf 'transactional during the fan-out: %s sends, 202 -> accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms (fan-out started after %.0f ms p50, %.0f ms p99)\n' \
+    printf 'transactional during the fan-out: %s sends, created -> recorded accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms (fan-out started after %.0f ms p50, %.0f ms p99)\n' \
       "$count" "$p50" "$p99" "$max" "$started" "$started99"
   done
+  peer_latency "$DATA/probe-times.txt" "transactional during the fan-out"
 fi

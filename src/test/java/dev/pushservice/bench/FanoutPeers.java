@@ -6,9 +6,16 @@ import dev.pushservice.delivery.apns.TestCertificates;
 import dev.pushservice.delivery.fcm.LocalFcmServer;
 import dev.pushservice.delivery.fcm.LocalServiceAccount;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.io.BufferedWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -19,13 +26,33 @@ import tools.jackson.databind.node.ObjectNode;
  * receiver in bench mode (every push routed and checked, one in 1,000 decrypted in full). Writes into
  * the directory given: {@code peers.env} (the service's settings), {@code settings.json} (the app's
  * credentials), {@code web-subscriptions.txt} (one subscription per line, as many as asked), and
- * every 100 ms {@code counts.txt} ({@code apns fcm web} accepted so far). Runs until killed.
+ * every 100 ms {@code counts.txt} ({@code apns fcm web} accepted so far) and {@code arrivals.txt}: for
+ * each APNs push whose payload holds {@value #PROBE_MARK} followed by a number (the benchmark's
+ * transactional probes), a line {@code EPOCH_MICROS NUMBER}, the peer's clock as it accepted the push.
+ * Runs until killed.
  *
  * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS}.
  */
 public final class FanoutPeers {
 
+    /** What a probe's body starts with, followed by its sequence number: {@code probe-17}. */
+    static final String PROBE_MARK = "probe-";
+
     private FanoutPeers() {
+    }
+
+    /** The probe number in {@code payload} (after {@link #PROBE_MARK}, up to the first non-digit), or -1. */
+    private static long probeNumber(ByteBuf payload, ByteBuf mark) {
+        int at = ByteBufUtil.indexOf(mark, payload);
+        if (at < 0) return -1;
+        long n = 0;
+        int i = at + mark.readableBytes();
+        for (; i < payload.writerIndex(); i++) {
+            byte b = payload.getByte(i);
+            if (b < '0' || b > '9') break;
+            n = n * 10 + (b - '0');
+        }
+        return i == at + mark.readableBytes() ? -1 : n;
     }
 
     public static void main(String[] args) throws Exception {
@@ -36,7 +63,16 @@ public final class FanoutPeers {
 
         AtomicLong apnsAccepted = new AtomicLong();
         ApnsTestPeer apns = ApnsTestPeer.startAcceptingSilently();
-        apns.answer((PushNotificationHandler) (headers, payload) -> apnsAccepted.incrementAndGet());
+        ByteBuf mark = Unpooled.unreleasableBuffer(Unpooled.copiedBuffer(PROBE_MARK, StandardCharsets.US_ASCII));
+        ConcurrentLinkedQueue<String> arrivals = new ConcurrentLinkedQueue<>();
+        apns.answer((PushNotificationHandler) (headers, payload) -> {
+            apnsAccepted.incrementAndGet();
+            long probe = probeNumber(payload, mark);
+            if (probe >= 0) {
+                Instant now = Instant.now();
+                arrivals.add((now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000) + " " + probe + "\n");
+            }
+        });
         Path ca = ApnsTestPeer.writeCa(dir);
         LocalFcmServer fcm = new LocalFcmServer(0).start();
         fcm.recording(false);
@@ -61,7 +97,13 @@ public final class FanoutPeers {
                 "PUSH_FCM_BASE_URL=" + fcm.baseUrl(), "PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS=true", ""));
         Path counts = dir.resolve("counts.txt");
         Path tmp = dir.resolve("counts.tmp");
+        Path arrived = dir.resolve("arrivals.txt");
         while (true) {
+            StringBuilder lines = new StringBuilder();
+            for (String line; (line = arrivals.poll()) != null; ) lines.append(line);
+            if (!lines.isEmpty()) {
+                Files.writeString(arrived, lines, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            }
             Files.writeString(tmp, apnsAccepted.get() + " " + fcm.sendsAccepted() + " " + web.acceptedCount() + "\n");
             Files.move(tmp, counts, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             Thread.sleep(100);

@@ -27,9 +27,11 @@ public interface DeliveryHandoff {
 
     /**
      * Every recipient of the notification exists now ({@code recipients} in total, possibly zero:
-     * then the notification is already completed when this is called).
+     * then the notification is already completed when this is called). {@code inOneTransaction}: every
+     * recipient was inserted by the calling transaction (a tiny audience materialized at creation), so
+     * none can be delivered, let alone recorded, before the count commits with them.
      */
-    void materialized(UUID appId, UUID notificationId, String priority, long recipients);
+    void materialized(UUID appId, UUID notificationId, String priority, long recipients, boolean inOneTransaction);
 
     /**
      * The notification was cancelled (called after the commit): recipients claimed but not yet
@@ -55,7 +57,7 @@ public interface DeliveryHandoff {
         }
 
         @Override
-        public void materialized(UUID appId, UUID notificationId, String priority, long recipients) {
+        public void materialized(UUID appId, UUID notificationId, String priority, long recipients, boolean inOneTransaction) {
         }
     };
 }

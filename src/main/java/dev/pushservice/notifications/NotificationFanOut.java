@@ -142,11 +142,11 @@ public class NotificationFanOut {
         if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
             throw new IllegalStateException("materializeNow must run in the caller's transaction");
         }
-        run(new Data(appId, notificationId), Duration.ZERO);
+        run(new Data(appId, notificationId), Duration.ZERO, true);
     }
 
     void run(Data data) {
-        run(data, HANDOVER_WAIT);
+        run(data, HANDOVER_WAIT, false);
     }
 
     /**
@@ -158,7 +158,8 @@ public class NotificationFanOut {
      */
     static final Duration HANDOVER_WAIT = Duration.ofSeconds(2);
 
-    private void run(Data data, Duration handoverWait) {
+    /** {@code inCallersTransaction}: every statement joins the caller's transaction (materializing at creation). */
+    private void run(Data data, Duration handoverWait, boolean inCallersTransaction) {
         UUID app = data.appId();
         UUID id = data.notificationId();
         NotificationRepository.Row row = transactions.execute(status -> start(app, id));
@@ -222,7 +223,7 @@ public class NotificationFanOut {
             if (count.isEmpty()) return false; // a previous run finished materializing
             log.info("Notification {}: {} recipient(s) materialized", id, count.get());
             if (count.get() == 0) service.finishIfDone(app, id);
-            delivery.materialized(app, id, current.priority(), count.get());
+            delivery.materialized(app, id, current.priority(), count.get(), inCallersTransaction);
             return true;
         });
         if (Boolean.TRUE.equals(finished)) log.debug("Notification {}: handed over to delivery", id);
@@ -431,19 +432,17 @@ public class NotificationFanOut {
     private NotificationRepository.Row start(UUID app, UUID id) {
         NotificationRepository.Row row = notifications.lock(app, id).orElse(null);
         if (row == null || row.terminal()) return null;
+        if (NotificationService.PROCESSING.equals(row.status())) return row; // a run resumed after a crash or a retry
         Instant now = clock.instant();
         if (NotificationService.DRAFT.equals(row.status())) {
             notifications.setStatus(app, id, NotificationService.QUEUED, "queued_at", now);
             lifecycle.record(app, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
             log.info("Notification {} due: queued", id);
         }
-        if (!NotificationService.PROCESSING.equals(row.status())) {
-            notifications.setStatus(app, id, NotificationService.PROCESSING, "processing_at", now);
-            notifications.startCounting(app, id);
-            lifecycle.record(app, Kind.NOTIFICATION_PROCESSING, id, Map.of("notification_id", id), now);
-            log.info("Notification {} processing: materializing recipients", id);
-        }
-        return notifications.find(app, id).orElseThrow();
+        NotificationRepository.Row started = notifications.startProcessing(app, id, now);
+        lifecycle.record(app, Kind.NOTIFICATION_PROCESSING, id, Map.of("notification_id", id), now);
+        log.info("Notification {} processing: materializing recipients", id);
+        return started;
     }
 
     /**

@@ -515,9 +515,15 @@ class NotificationRepository {
     }
 
     /** The fan-out starts counting the recipients its pages add (see {@link #saveCursor}). */
-    void startCounting(UUID appId, UUID id) {
-        jdbc.sql("update notifications set materialized_count = 0 where app_id = :app and id = :id and materialized_count is null")
-                .param("app", appId).param("id", id).update();
+    /**
+     * Moves a locked, queued notification to {@code processing} at {@code at} and starts counting its
+     * materialized recipients (each page adds its own: {@link #saveCursor}); returns the row as it now is.
+     */
+    Row startProcessing(UUID appId, UUID id, Instant at) {
+        return jdbc.sql("update notifications set status = 'processing', processing_at = :at, updated_at = :at,"
+                        + " materialized_count = coalesce(materialized_count, 0)"
+                        + " where app_id = :app and id = :id returning " + COLUMNS)
+                .param("at", ts(at)).param("app", appId).param("id", id).query(this::row).single();
     }
 
     /**

@@ -91,7 +91,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     }
 
     @Override
-    public void materialized(UUID appId, UUID notificationId, String priority, long recipients) {
+    public void materialized(UUID appId, UUID notificationId, String priority, long recipients, boolean inOneTransaction) {
         if (recipients == 0) return;
         // in the fan-out's transaction, under its lock on the notification: recipients delivered before
         // the count was set are seen here, those recorded after it see the count (see finishAll)
@@ -99,6 +99,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         // ...except those made terminal after the check above and checked themselves before this commit
         // (they saw no count yet): the check once more after the commit closes that gap. It was hit under
         // load by fast outcomes (frequency-cap skips, quick acceptances): the notification stayed processing.
+        // Recipients inserted by this very transaction cannot be recorded before it commits: no gap, and
+        // no query between a creation's commit and its 202.
+        if (inOneTransaction) return;
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
             finishAll(Map.of(notificationId, appId));
             return;

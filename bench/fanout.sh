@@ -172,6 +172,11 @@ for _ in $(seq 1 "${BENCH_WARMUP:-0}"); do
   $PG -c "vacuum analyze notification_recipients" >/dev/null
   sleep 3
 done
+if [ "${BENCH_WARMUP:-0}" -gt 0 ]; then
+  probes 20 200 "$DATA/warm-probe-times.txt"
+  peer_latency "$DATA/warm-probe-times.txt" "transactional on the warmed, idle service"
+  sleep 1
+fi
 # the probes during the fan-out: their JVM starts now, and waits for the bulk send
 probes 0 1000 "$DATA/probe-times.txt" "$DATA/probes.go" "$DATA/probes.stop" &
 PROBES_PID=$!

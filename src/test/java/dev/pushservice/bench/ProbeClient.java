@@ -31,7 +31,8 @@ import java.util.regex.Pattern;
  * (a killed service) are written to standard error and the probes go on.
  *
  * <p>Usage: {@code ProbeClient BASE_URL API_KEY DEVICE_ID COUNT INTERVAL_MS OUT [GO_FILE STOP_FILE]}:
- * COUNT probes (0: until STOP_FILE exists), the first once GO_FILE exists (when given).
+ * after 20 unmeasured {@code GET /health} (this JVM's client warms up), COUNT probes (0: until
+ * STOP_FILE exists), the first once GO_FILE exists (when given).
  */
 public final class ProbeClient {
 
@@ -51,6 +52,7 @@ public final class ProbeClient {
         Path stop = args.length > 7 ? Path.of(args[7]) : null;
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(5)).build();
+        warmUp(http, URI.create(args[0] + "/health"));
         while (go != null && !Files.exists(go)) Thread.sleep(5);
         for (int sent = 0; count == 0 || sent < count; sent++) {
             if (stop != null && Files.exists(stop)) break;
@@ -58,6 +60,19 @@ public final class ProbeClient {
             probe(http, uri, key, device, out);
             long left = interval - (System.nanoTime() - started) / 1_000_000;
             if (left > 0) Thread.sleep(left);
+        }
+    }
+
+    /** A few requests first, so that the probes do not time this JVM's HTTP client compiling itself. */
+    private static void warmUp(HttpClient http, URI health) throws InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(health).timeout(Duration.ofSeconds(10)).GET().build();
+        for (int i = 0; i < 20; i++) {
+            try {
+                http.send(request, info -> HttpResponse.BodySubscribers.ofString(StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                System.err.println("warm-up request: " + e);
+                return;
+            }
         }
     }
 

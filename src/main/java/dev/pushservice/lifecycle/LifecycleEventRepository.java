@@ -74,6 +74,29 @@ public class LifecycleEventRepository {
                 .update();
     }
 
+    /** A fact to record with others about the same subject ({@link #recordAll}). */
+    public record NewFact(Kind kind, Map<String, ?> payload) {
+    }
+
+    /** Records {@code facts} about one subject in the caller's transaction (required), in their order, with one statement. */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void recordAll(UUID appId, UUID subjectId, Instant at, List<NewFact> facts) {
+        String[] kinds = new String[facts.size()];
+        String[] payloads = new String[facts.size()];
+        for (int i = 0; i < facts.size(); i++) {
+            kinds[i] = facts.get(i).kind().wire();
+            payloads[i] = json.writeValueAsString(facts.get(i).payload());
+        }
+        jdbc.sql("""
+                        insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+                        select :app, f.kind, :subject, cast(f.payload as jsonb), :at
+                        from unnest(cast(:kinds as text[]), cast(:payloads as text[])) with ordinality as f(kind, payload, n)
+                        order by f.n""")
+                .param("app", appId).param("subject", subjectId).param("kinds", kinds).param("payloads", payloads)
+                .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC))
+                .update();
+    }
+
     /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */
     public List<Fact> after(UUID appId, long afterId, int limit) {
         return jdbc.sql("""

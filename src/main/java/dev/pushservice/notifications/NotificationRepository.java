@@ -65,7 +65,7 @@ class NotificationRepository {
                            String priority, String interruptionLevel, JsonNode content, UUID templateId,
                            Integer templateVersion, JsonNode audience, Integer ttl, String localDeliveryTime,
                            boolean frequencyCapOverride, Instant scheduledAt, Instant audienceAt, Instant createdAt,
-                           Instant queuedAt) {
+                           Instant queuedAt, Instant processingAt) {
     }
 
     /**
@@ -77,10 +77,12 @@ class NotificationRepository {
         return jdbc.sql("""
                         insert into notifications (id, app_id, idempotency_key, request_hash, name, status, priority,
                             interruption_level, content, template_id, template_version, audience, ttl, local_delivery_time,
-                            frequency_cap_override, scheduled_at, audience_at, created_at, queued_at, updated_at)
+                            frequency_cap_override, scheduled_at, audience_at, created_at, queued_at, processing_at,
+                            materialized_count, updated_at)
                         values (:id, :app, :key, :hash, :name, :status, :priority, :level, cast(:content as jsonb),
                             :template, :template_version, cast(:audience as jsonb), :ttl, :local_time, :cap_override,
-                            :scheduled_at, :audience_at, :created_at, :queued_at, :created_at)
+                            :scheduled_at, :audience_at, :created_at, :queued_at, :processing_at,
+                            case when :status = 'processing' then 0 end, :created_at)
                         on conflict (app_id, idempotency_key) do nothing
                         returning id""")
                 .param("id", n.id()).param("app", n.appId()).param("key", n.idempotencyKey())
@@ -91,7 +93,7 @@ class NotificationRepository {
                 .param("ttl", n.ttl()).param("local_time", n.localDeliveryTime())
                 .param("cap_override", n.frequencyCapOverride()).param("scheduled_at", ts(n.scheduledAt()))
                 .param("audience_at", ts(n.audienceAt())).param("created_at", ts(n.createdAt()))
-                .param("queued_at", ts(n.queuedAt()))
+                .param("queued_at", ts(n.queuedAt())).param("processing_at", ts(n.processingAt()))
                 .query(UUID.class).optional().isPresent();
     }
 

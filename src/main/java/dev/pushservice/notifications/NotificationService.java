@@ -123,24 +123,24 @@ public class NotificationService implements NotificationReferences {
         NotificationRequest.Target target = request.target();
         boolean scheduled = request.scheduledAt() != null && request.scheduledAt().isAfter(now);
         String status = scheduled ? DRAFT : QUEUED;
+        // a draft gets its fan-out task when it is due (queueDueDrafts); a tiny audience known now is
+        // materialized in this transaction (no task, no scheduler hop: stored processing at once), any
+        // other by the fan-out task
+        boolean materializeNow = !scheduled && materializesAtCreation(request);
         UUID id = UUID.randomUUID();
         var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
-                status, priority, level, content, template == null ? null : template.templateId(),
+                materializeNow ? PROCESSING : status, priority, level, content, template == null ? null : template.templateId(),
                 template == null ? null : template.version(), audience, prepared.ttl(), request.localDeliveryTime(),
                 request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
-                scheduled ? null : now);
+                scheduled ? null : now, materializeNow ? now : null);
         if (!notifications.insert(row)) {
             // a concurrent request with this key committed first: it is the original
             return replay(notifications.findByKey(appId, idempotencyKey)
                     .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row")), request);
         }
-        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", status), now);
-        if (!scheduled) {
-            lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
-        }
-        // a draft gets its fan-out task when it is due (queueDueDrafts); a tiny audience known now is
-        // materialized in this transaction (no task, no scheduler hop), any other by the fan-out task
-        if (!scheduled && materializesAtCreation(request)) {
+        lifecycle.recordAll(appId, id, now, creationFacts(id, status, materializeNow));
+        if (materializeNow) {
+            log.info("Notification {} processing: materializing recipients at creation", id);
             fanOut.getObject().materializeNow(appId, id);
         } else if (!scheduled) {
             enqueueFanOut(appId, id, priority);
@@ -151,6 +151,19 @@ public class NotificationService implements NotificationReferences {
         audit.record(appId, "notification.create", "notification", id, fields);
         log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /**
+     * The lifecycle facts of a creation, in order: created (with the status it was created in), then
+     * for an immediate notification queued, and for one materialized at creation processing (its
+     * row is stored processing at once: the fan-out that follows in the same transaction finds it so).
+     */
+    private static List<LifecycleEventRepository.NewFact> creationFacts(UUID id, String status, boolean materializeNow) {
+        List<LifecycleEventRepository.NewFact> facts = new ArrayList<>(3);
+        facts.add(new LifecycleEventRepository.NewFact(Kind.NOTIFICATION_CREATED, Map.of("notification_id", id, "status", status)));
+        if (!DRAFT.equals(status)) facts.add(new LifecycleEventRepository.NewFact(Kind.NOTIFICATION_QUEUED, Map.of("notification_id", id)));
+        if (materializeNow) facts.add(new LifecycleEventRepository.NewFact(Kind.NOTIFICATION_PROCESSING, Map.of("notification_id", id)));
+        return facts;
     }
 
     /**
@@ -222,11 +235,11 @@ public class NotificationService implements NotificationReferences {
             throw new IllegalStateException(e);
         }
         // the key is the notification's own id: no request can replay it
-        var row = new NotificationRepository.NewNotification(id, appId, "service:" + id, hash, null, QUEUED,
-                resolvedPriority, level, snapshot, null, null, audience, defaults.ttl(), null, false, null, now, now, now);
+        var row = new NotificationRepository.NewNotification(id, appId, "service:" + id, hash, null, PROCESSING,
+                resolvedPriority, level, snapshot, null, null, audience, defaults.ttl(), null, false, null, now, now, now, now);
         if (!notifications.insert(row)) throw new IllegalStateException("notification id collision");
-        lifecycle.record(appId, Kind.NOTIFICATION_CREATED, id, Map.of("notification_id", id, "status", QUEUED), now);
-        lifecycle.record(appId, Kind.NOTIFICATION_QUEUED, id, Map.of("notification_id", id), now);
+        lifecycle.recordAll(appId, id, now, creationFacts(id, QUEUED, true));
+        log.info("Notification {} processing: materializing recipients at creation", id);
         // fan-out in this transaction: every page joins it, so the recipients commit with the caller
         fanOut.getObject().materializeNow(appId, id);
         return id;

@@ -12,8 +12,8 @@
 # with its own clock: same machine, same wall clock), with "POST -> 202" beside it; and, as before,
 # "created -> recorded", from the notification's created_at (taken inside the creation transaction,
 # before the 202) to the recipient's recorded updated_at (a few ms after the provider's answer), which
-# adds the creation transaction and the recording queue to the first. BENCH_KEEP=1 keeps the data directory. BENCH_JFR=/path/x.jfr records the
-# service with Java Flight Recorder (profile settings) into that file; read it with
+# adds the creation transaction and the recording queue to the first. BENCH_KEEP=1 keeps the data
+# directory. BENCH_JFR=/path/x.jfr records the service with Java Flight Recorder (profile settings) into that file; read it with
 # `jfr print --events jdk.ExecutionSample` or `jfr summary`. BENCH_JAVA_OPTS adds JVM options to the service
 # (e.g. an async-profiler agent). BENCH_ASPROF=/path/libasyncProfiler.so attaches async-profiler (from Maven Central's
 # tools.profiler:async-profiler jar) for the measured send only and writes collapsed stacks per thread to
@@ -136,6 +136,7 @@ probes() {
 peer_latency() {
   [ -s "$1" ] || return 0
   sleep 0.3 # the peer writes its arrivals every 100 ms
+  [ -s "$PEERS/arrivals.txt" ] || { echo "$2: no probe reached the peer"; return 0; }
   local pairs; pairs=$(awk 'NR == FNR { at[$2] = $1; next } ($1 in at) { print ($3 - $2) / 1000, (at[$1] - $3) / 1000 }' \
     "$PEERS/arrivals.txt" "$1")
   [ -n "$pairs" ] || { echo "$2: no probe reached the peer"; return 0; }

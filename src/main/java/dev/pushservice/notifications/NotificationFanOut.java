@@ -432,7 +432,8 @@ public class NotificationFanOut {
     private NotificationRepository.Row start(UUID app, UUID id) {
         NotificationRepository.Row row = notifications.lock(app, id).orElse(null);
         if (row == null || row.terminal()) return null;
-        if (NotificationService.PROCESSING.equals(row.status())) return row; // a run resumed after a crash or a retry
+        // stored processing by its creation (materialized at once), or a run resumed after a crash or a retry
+        if (NotificationService.PROCESSING.equals(row.status())) return row;
         Instant now = clock.instant();
         if (NotificationService.DRAFT.equals(row.status())) {
             notifications.setStatus(app, id, NotificationService.QUEUED, "queued_at", now);

@@ -516,7 +516,6 @@ class NotificationRepository {
                 .update();
     }
 
-    /** The fan-out starts counting the recipients its pages add (see {@link #saveCursor}). */
     /**
      * Moves a locked, queued notification to {@code processing} at {@code at} and starts counting its
      * materialized recipients (each page adds its own: {@link #saveCursor}); returns the row as it now is.

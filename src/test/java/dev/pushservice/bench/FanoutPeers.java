@@ -35,7 +35,7 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class FanoutPeers {
 
-    /** What a probe's body starts with, followed by its sequence number: {@code probe-17}. */
+    /** What a probe's body starts with, followed by its number ({@link ProbeClient}): {@code probe-1795563961028559}. */
     static final String PROBE_MARK = "probe-";
 
     private FanoutPeers() {
@@ -68,10 +68,7 @@ public final class FanoutPeers {
         apns.answer((PushNotificationHandler) (headers, payload) -> {
             apnsAccepted.incrementAndGet();
             long probe = probeNumber(payload, mark);
-            if (probe >= 0) {
-                Instant now = Instant.now();
-                arrivals.add((now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000) + " " + probe + "\n");
-            }
+            if (probe >= 0) arrivals.add(ProbeClient.micros(Instant.now()) + " " + probe + "\n");
         });
         Path ca = ApnsTestPeer.writeCa(dir);
         LocalFcmServer fcm = new LocalFcmServer(0).start();

@@ -1,7 +1,6 @@
 package dev.pushservice.bench;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -100,12 +99,11 @@ public final class ProbeClient {
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         } catch (IOException e) {
             System.err.println("probe " + number + ": " + e);
-        } catch (UncheckedIOException e) {
-            System.err.println("probe " + number + ": " + e.getCause());
         }
     }
 
-    private static long micros(Instant t) {
+    /** Epoch microseconds: the unit of every timestamp the probes and the peer write. */
+    static long micros(Instant t) {
         return t.getEpochSecond() * 1_000_000 + t.getNano() / 1_000;
     }
 }

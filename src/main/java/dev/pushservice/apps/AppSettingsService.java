@@ -24,6 +24,8 @@ import java.util.Set;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -174,10 +176,24 @@ public class AppSettingsService {
         repository.update(appId, name == null ? null : name.strip(), timezone, settings);
         changes.forEach(Runnable::run);
         recordAudit(appId, in);
+        forget(appId);
+        // and again once committed: a read on another thread between the first forget and the commit
+        // (delivery reads the frequency cap for every claimed chunk) caches the settings as they were
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    forget(appId);
+                }
+            });
+        }
+        return read(appId);
+    }
+
+    private void forget(UUID appId) {
         identity.invalidate(appId);
         zones.invalidate(appId);
         controls.invalidate(appId);
-        return read(appId);
     }
 
     /**

@@ -413,11 +413,16 @@ class DeliveryRecipientRepository {
         DeadLetterRepository.insertAll(jdbc, RecipientDelivery.DEAD_LETTER_TASK, entries);
     }
 
-    /** Which of {@code ids} are processing, fully materialized and have nothing left to send (no handover either). */
+    /**
+     * Which of {@code ids} have nothing left to send (no handover either) and are processing and fully
+     * materialized, or cancelled without their final counts (recipients were in flight at the cancel).
+     */
     List<UUID> nothingLeft(Collection<UUID> ids) {
         return jdbc.sql("""
                         select n.id from notifications n
-                        where n.id in (:ids) and n.status = 'processing' and n.recipient_count is not null
+                        where n.id in (:ids)
+                          and (n.status = 'processing' and n.recipient_count is not null
+                               or n.status = 'cancelled' and n.summary is null)
                           and not exists (select 1 from notification_recipients r
                                           where r.notification_id = n.id and r.status in ('pending', 'sending'))
                           and not exists (select 1 from notification_handovers o where o.notification_id = n.id)""")

@@ -145,6 +145,12 @@ class NotificationRepository {
                 .param("app", appId).param("id", id).update();
     }
 
+    /** Stores the final counts of a terminal notification that has none yet (one cancelled with recipients in flight). */
+    void storeSummary(UUID appId, UUID id, JsonNode summary) {
+        jdbc.sql("update notifications set summary = cast(:summary as jsonb) where app_id = :app and id = :id and summary is null")
+                .param("summary", json.writeValueAsString(summary)).param("app", appId).param("id", id).update();
+    }
+
     /** A draft that became due and is queued now. */
     record Due(UUID id, UUID appId, String priority) {
     }

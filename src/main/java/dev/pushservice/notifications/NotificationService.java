@@ -464,11 +464,16 @@ public class NotificationService implements NotificationReferences {
      * Moves a processing notification whose recipients are all materialized and terminal to its
      * terminal state, with its exact counts: {@code failed} when recipients failed and none was
      * accepted, else {@code completed} (also with zero recipients). Does nothing otherwise. Called
-     * by fan-out (zero recipients) and by delivery after it made recipients terminal.
+     * by fan-out (zero recipients) and by delivery after it made recipients terminal. A cancelled
+     * notification still without its summary gets it here once nothing of it is in flight.
      */
     @Transactional
     public void finishIfDone(UUID appId, UUID id) {
         NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
+        if (row != null && CANCELLED.equals(row.status()) && row.summary() == null) {
+            summarizeCancelled(appId, id);
+            return;
+        }
         if (row == null || !PROCESSING.equals(row.status()) || row.recipientCount() == null) return;
         // a look through the work index first: counting every recipient of a large send while most are
         // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL ~1 µs per recipient
@@ -483,6 +488,19 @@ public class NotificationService implements NotificationReferences {
         lifecycle.record(appId, status.equals(FAILED) ? Kind.NOTIFICATION_FAILED : Kind.NOTIFICATION_COMPLETED, id,
                 Map.of("notification_id", id, "recipients", row.recipientCount(), "accepted", accepted, "failed", failed), now);
         log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
+    }
+
+    /**
+     * A notification cancelled while recipients were in flight was stored without a summary (its
+     * counts were not final); once the last of them is recorded, its counts are, and are stored as
+     * a terminal notification's are. Status, timestamps and lifecycle facts stay as the cancel left them.
+     */
+    private void summarizeCancelled(UUID appId, UUID id) {
+        if (notifications.hasWorkLeft(id)) return;
+        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
+        if (counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending"))) return;
+        notifications.storeSummary(appId, id, summary(counts));
+        log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
     }
 
     /** What delivery renders and sends; empty when unknown. */

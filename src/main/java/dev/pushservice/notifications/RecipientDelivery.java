@@ -357,10 +357,10 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
      * Ends the recipients of cancelled notifications whose claim or handover ran out unrecorded (their
      * instance died): {@code cancelled} with {@link DeliveryReasons#CANCELLED}, as the lane that claimed them
      * would have recorded them ({@link #record}, outcome {@link Cancelled}), their frequency-cap slots
-     * given back in the same transaction, counted in the outcome metric. Nothing else is due: their
-     * notification is already terminal (cancelled, its lifecycle fact written by the cancel), its
-     * counts are read from the recipients until a summary exists, and the per-day outcome counters
-     * follow the statement (trigger). Run by the recurring task {@link StrandedRecipients#SWEEP}.
+     * given back in the same transaction, counted in the outcome metric. Their notification is already
+     * terminal (cancelled, its lifecycle fact written by the cancel); once nothing of it is left in
+     * flight its final counts are stored ({@link NotificationService#finishIfDone}). The per-day outcome
+     * counters follow the statement (trigger). Run by the recurring task {@link StrandedRecipients#SWEEP}.
      *
      * @return how many recipients it ended (call again until none)
      */
@@ -384,6 +384,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         counted.forEach((lane, byPlatform) -> byPlatform.forEach((platform, n) -> engine.cancelledUnsent(lane, platform, n)));
         log.info("{} claimed or handed recipient(s) of cancelled notifications left unrecorded past their lease made cancelled",
                 ended.size());
+        Map<UUID, UUID> touched = new LinkedHashMap<>();
+        ended.forEach(r -> touched.put(r.notificationId(), r.appId()));
+        finishAll(touched); // their notifications' final counts, once the last stranded recipient is ended
         return ended.size();
     }
 

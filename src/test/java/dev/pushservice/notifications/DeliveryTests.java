@@ -321,6 +321,11 @@ class DeliveryTests extends PeerApiTest {
         assertThat(delivered).as("after the cancel, at most what the bulk lane had in flight (400) still arrives")
                 .isLessThanOrEqualTo(arrivedAtCancel + 400);
         assertThat(summary(app, id).path("status").asString()).isEqualTo("cancelled");
+        // recipients were in flight at the cancel, so its counts were not final then: they are stored
+        // once the last of them is recorded, as what the recipients ended as
+        await().atMost(WAIT).until(() -> !storedCounts(id).isEmpty());
+        assertThat(storedCounts(id)).isEqualTo(new java.util.TreeMap<>(byStatus));
+        assertThat(summary(app, id).path("counts").path("accepted").asLong()).isEqualTo(delivered);
     }
 
     /**
@@ -790,6 +795,20 @@ class DeliveryTests extends PeerApiTest {
         return claimed.getFirst();
     }
 
+    /**
+     * The final counts stored on a terminal notification, per recipient status (empty while none are
+     * stored: the API then counts the recipients as it reads).
+     */
+    private Map<String, Long> storedCounts(String notificationId) {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        jdbc.sql("""
+                        select s ->> 'status' as status, sum((s ->> 'count')::bigint) as n
+                        from notifications n cross join jsonb_array_elements(n.summary) s
+                        where n.id = cast(:id as uuid) group by 1""")
+                .param("id", notificationId).query((rs, n) -> counts.put(rs.getString("status"), rs.getLong("n"))).list();
+        return counts;
+    }
+
     /** The app's frequency-cap slots taken now (counted sends in the window). */
     private long slotsTaken(TestApp app) {
         return jdbc.sql("select count(*) from frequency_cap_sends where app_id = :app").param("app", app.appId())
@@ -863,6 +882,8 @@ class DeliveryTests extends PeerApiTest {
         assertThat(summary.path("counts").path("cancelled").asLong()).isEqualTo(1);
         assertThat(summary.path("counts").path("sending").asLong()).isZero();
         assertThat(summary.path("counts").path("pending").asLong()).isZero();
+        assertThat(storedCounts(stranded)).as("the cancel found it in flight; the sweep stored the final counts")
+                .isEqualTo(Map.of("cancelled", 1L));
         assertThat(slotsTaken(app)).as("given back").isZero();
         assertThat(store.cancelStranded(clock.instant())).as("each recipient ends once").isZero();
         assertThat(metric(series) - before).as("counted as a lane counts a cancelled recipient").isEqualTo(1);

@@ -98,24 +98,43 @@ fi
 echo "loading $DEVICES devices ($MIX) ..."
 IOS=$DEVICES; ANDROID=0
 if [ "$MIX" = thirds ]; then IOS=$((DEVICES / 3)); ANDROID=$((DEVICES - IOS - WEB)); fi
-# devices registered over time (distinct created_at, as real registrations have): the fan-out pages by it
-$PG <<SQL
+# devices registered over time (distinct created_at, as real registrations have): the fan-out pages by
+# it. In transactions of LOAD_BATCH rows: each inserted device also updates its organisation's
+# active-device counter row (a deferred per-row trigger), and N updates of one row in one transaction
+# cost PostgreSQL about N^2 (each walks the row's versions made by the same transaction): 300,000
+# devices in one statement took over 6 minutes, in batches of 20,000 a few seconds each.
+LOAD_BATCH=20000
+batches() { # batches TOTAL: "FIRST LAST" per batch of LOAD_BATCH
+  local lo; for ((lo = 1; lo <= $1; lo += LOAD_BATCH)); do echo "$lo $((lo + LOAD_BATCH - 1 < $1 ? lo + LOAD_BATCH - 1 : $1))"; done
+}
+{
+  batches "$IOS" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
 select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea),
        now() - interval '1 day' + g * interval '1 millisecond'
-from generate_series(1, $IOS) g;
+from generate_series($lo, $hi) g;
+SQL
+  done
+  batches "$ANDROID" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
 select gen_random_uuid(), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea),
        now() - interval '2 days' + g * interval '1 millisecond'
-from generate_series(1, $ANDROID) g;
+from generate_series($lo, $hi) g;
+SQL
+  done
+  cat <<SQL
 create temp table web_subscriptions (n serial, token text);
 \copy web_subscriptions (token) from '$PEERS/web-subscriptions.txt'
+SQL
+  batches "$WEB" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
 select gen_random_uuid(), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')),
        now() - interval '3 days' + n * interval '1 millisecond'
-from web_subscriptions;
-analyze devices;
+from web_subscriptions where n between $lo and $hi;
 SQL
+  done
+  echo "analyze devices;"
+} | $PG
 if [ -n "${BENCH_LOCAL_TIME:-}" ]; then
   $PG -c "update devices set timezone = (array['Europe/Berlin','Europe/Paris','Europe/Madrid','Africa/Lagos','Europe/Rome','Europe/Oslo'])[1 + abs(hashtext(id::text)) % 6] where app_id = '$APP'; analyze devices;"
 fi
@@ -185,6 +204,10 @@ sleep 2
 PGPID=$(postmaster_pid "$DATA")
 s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
 read -r a0 f0 w0 < <(counts)
+# autovacuum and autoanalyze runs per table, to name the ones that ran during the measured send (their
+# CPU counts as PostgreSQL's: a suspect when PostgreSQL's CPU per recipient jumps)
+vacuums() { $PG -At -F ' ' -c "select relname, autovacuum_count, autoanalyze_count from pg_stat_user_tables order by 1"; }
+vacuums >"$DATA/vacuums.before"
 EXTRA=
 if [ -n "${BENCH_LOCAL_TIME:-}" ]; then
   LOCAL=$(TZ=Europe/Berlin date -d '+2 min' +%H:%M)
@@ -208,6 +231,7 @@ if [ "$CRASH" = crash ]; then
   # kill once about half the recipients are accepted
   half=$((DEVICES / 2))
   while [ "$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")" -lt "$half" ]; do sleep 0.2; done
+  SK=$(cpu_ticks "$SERVICE_PID") # the killed process's CPU: the restarted one counts from zero
   kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
   stop_probes
   sleep 1
@@ -228,6 +252,8 @@ s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS
   && cp "$DATA/profile.txt" "${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}" && echo "profile of the measured send: ${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}"
 read -r a1 f1 w1 < <(counts)
 received=$(( a1 + f1 + w1 - a0 - f0 - w0 ))
+VACUUMED=$(vacuums | join "$DATA/vacuums.before" - \
+  | awk '$4 > $2 || $5 > $3 { printf "%s%s (%d vacuum, %d analyze)", sep, $1, $4 - $2, $5 - $3; sep = ", " }')
 
 echo
 $PG -At -F ' ' <<SQL | while read -r n secs first status; do
@@ -257,9 +283,13 @@ if [ -n "${BENCH_PGSS:-}" ]; then
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) from pg_stat_statements
       order by total_exec_time desc limit 12" | sed 's/^/  /'
 fi
+RUNNING=$($PG -At -c "select string_agg(query, ', ') from pg_stat_activity where backend_type = 'autovacuum worker'")
+echo "  autovacuum during the measured send: ${VACUUMED:-none} finished${RUNNING:+; still running: $RUNNING}"
 hz=$(getconf CLK_TCK)
-awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" 'BEGIN {
-  printf "CPU per recipient: service %.0f µs, PostgreSQL %.0f µs, peers %.0f µs\n", s/hz*1e6/n, p/hz*1e6/n, q/hz*1e6/n }'
+# after a crash: the killed process's share plus all of the restarted one (its start-up included)
+SVC=service; [ "$CRASH" = crash ] && s1=$((SK + s1)) && SVC="service (killed and restarted process)"
+awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" -v svc="$SVC" 'BEGIN {
+  printf "CPU per recipient: %s %.0f µs, PostgreSQL %.0f µs, peers %.0f µs\n", svc, s/hz*1e6/n, p/hz*1e6/n, q/hz*1e6/n }'
 if [ -s "$DATA/probes.txt" ]; then
   ids=$(sed "s/.*/'&'/" "$DATA/probes.txt" | paste -sd, -)
   $PG -At -F ' ' <<SQL | while read -r count p50 p99 max started started99; do

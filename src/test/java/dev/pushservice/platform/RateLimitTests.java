@@ -35,7 +35,8 @@ class RateLimitTests extends ApiTest {
         long retryAfter = Long.parseLong(limited.header("Retry-After").orElseThrow());
         assertThat(retryAfter).isBetween(1L, 2L);
         assertThat(limited.header("RateLimit").orElseThrow()).isEqualTo("\"app\";r=0;t=3");
-        assertThat(limited.header("RateLimit-Policy")).isPresent();
+        assertThat(limited.header("RateLimit-Policy").orElseThrow()).as("both buckets apply, also when the app's refused")
+                .isEqualTo("\"app\";q=3;w=3, \"org\";q=5;w=5");
     }
 
     @Test

@@ -30,6 +30,16 @@ final class Buckets {
                 .build();
     }
 
+    /** The app's and the organisation's bucket, as {@link RateLimiter#quotas()} lists them. */
+    java.util.List<RateLimiter.Quota> quotas() {
+        return java.util.List.of(new RateLimiter.Quota("app", limits.appBurst(), windowSeconds(limits.appBurst(), limits.appPerSecond())),
+                new RateLimiter.Quota("org", limits.orgBurst(), windowSeconds(limits.orgBurst(), limits.orgPerSecond())));
+    }
+
+    private static long windowSeconds(long burst, long perSecond) {
+        return Math.max(1, (long) Math.ceil((double) burst / perSecond));
+    }
+
     BucketConfiguration appConfig() {
         return appConfig;
     }
@@ -62,8 +72,7 @@ final class Buckets {
     private static RateLimiter.Window window(String name, long burst, long perSecond, ConsumptionProbe probe) {
         long remaining = probe.getRemainingTokens();
         long reset = (long) Math.ceil((double) (burst - remaining) / perSecond);
-        long windowSeconds = Math.max(1, (long) Math.ceil((double) burst / perSecond));
-        return new RateLimiter.Window(name, burst, windowSeconds, remaining, reset);
+        return new RateLimiter.Window(name, remaining, reset);
     }
 
     private static long retryAfter(ConsumptionProbe probe) {

@@ -17,6 +17,11 @@ final class LocalRateLimiter implements RateLimiter {
     }
 
     @Override
+    public java.util.List<Quota> quotas() {
+        return buckets.quotas();
+    }
+
+    @Override
     public Decision tryAcquire(UUID orgId, UUID appId) {
         return buckets.acquire(orgId, appId,
                 key -> local.computeIfAbsent(key, k -> Bucket.builder().addLimit(buckets.appConfig().getBandwidths()[0]).build()),

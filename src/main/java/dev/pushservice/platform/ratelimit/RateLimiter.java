@@ -13,8 +13,15 @@ public interface RateLimiter {
 
     Decision tryAcquire(UUID orgId, UUID appId);
 
-    /** One bucket's state after a request. {@code resetSeconds}: until the bucket is full again. */
-    record Window(String name, long quota, long windowSeconds, long remaining, long resetSeconds) {
+    /** The buckets every request spends, app first: what {@code RateLimit-Policy} lists. */
+    java.util.List<Quota> quotas();
+
+    /** A bucket's size {@code quota} and the seconds {@code windowSeconds} it takes to refill from empty. */
+    record Quota(String name, long quota, long windowSeconds) {
+    }
+
+    /** One bucket's state after a request ({@code RateLimit}). {@code resetSeconds}: until the bucket is full again. */
+    record Window(String name, long remaining, long resetSeconds) {
     }
 
     /**

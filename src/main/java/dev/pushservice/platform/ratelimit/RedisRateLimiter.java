@@ -59,6 +59,11 @@ final class RedisRateLimiter implements RateLimiter {
     }
 
     @Override
+    public java.util.List<Quota> quotas() {
+        return buckets.quotas();
+    }
+
+    @Override
     public Decision tryAcquire(UUID orgId, UUID appId) {
         try {
             ProxyManager<String> proxies = proxies();

@@ -43,10 +43,15 @@ class ApiAccessInterceptor implements HandlerInterceptor {
     private static final Logger log = LoggerFactory.getLogger(ApiAccessInterceptor.class);
 
     private final RateLimiter rateLimiter;
+    /** {@code RateLimit-Policy}: the same on every answer (the configured buckets). */
+    private final String policy;
     private final JsonMapper json;
 
     ApiAccessInterceptor(RateLimiter rateLimiter, JsonMapper json) {
         this.rateLimiter = rateLimiter;
+        this.policy = rateLimiter.quotas().stream()
+                .map(q -> "\"" + q.name() + "\";q=" + q.quota() + ";w=" + q.windowSeconds())
+                .collect(java.util.stream.Collectors.joining(", "));
         this.json = json;
     }
 
@@ -177,16 +182,11 @@ class ApiAccessInterceptor implements HandlerInterceptor {
         }
     }
 
-    private static void writeHeaders(HttpServletResponse response, RateLimiter.Decision decision) {
+    private void writeHeaders(HttpServletResponse response, RateLimiter.Decision decision) {
         RateLimiter.Window binding = decision.binding();
         if (binding == null) return;
-        StringBuilder policy = new StringBuilder();
-        for (RateLimiter.Window w : new RateLimiter.Window[] {decision.app(), decision.org()}) {
-            if (w == null) continue;
-            if (!policy.isEmpty()) policy.append(", ");
-            policy.append('"').append(w.name()).append("\";q=").append(w.quota()).append(";w=").append(w.windowSeconds());
-        }
-        response.setHeader("RateLimit-Policy", policy.toString());
+        // both buckets, also on a 429 from the app's (the organisation's was not looked at then)
+        response.setHeader("RateLimit-Policy", policy);
         response.setHeader("RateLimit", "\"" + binding.name() + "\";r=" + binding.remaining() + ";t=" + binding.resetSeconds());
     }
 }

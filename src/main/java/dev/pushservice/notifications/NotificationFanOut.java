@@ -174,6 +174,9 @@ public class NotificationFanOut {
             Timing timing = timing(row);
             Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
             int[] seen = new int[Platform.values().length];
+            // in the caller's transaction the row start() locked is current for the first page (no page
+            // has moved its cursor yet): no second lock of it
+            NotificationRepository.Row[] known = {inCallersTransaction ? row : null};
             while (true) {
                 Handover handover = blueprint == null ? null
                         : delivery.handover(app, row.priority(), pageSize, seen, handoverWait);
@@ -184,7 +187,8 @@ public class NotificationFanOut {
                     page = transactions.execute(status -> {
                         // first: from here, the commit hands over what the page's handover lists, anything else releases
                         if (handover != null) afterPage(handover, handed, blueprint);
-                        NotificationRepository.Row current = notifications.lock(app, id).orElse(null);
+                        NotificationRepository.Row current = known[0] != null ? known[0] : notifications.lock(app, id).orElse(null);
+                        known[0] = null; // the page moves the cursor: a next page reads the row again
                         if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
                         var result = handover != null ? handedPage(current, audience, timing, renderValues, handover, handed, seen)
                                 : timing.plain()
@@ -217,7 +221,10 @@ public class NotificationFanOut {
                     + " this instance's delivery", id, total, pages, handedTotal);
         }
         Boolean finished = transactions.execute(status -> {
-            NotificationRepository.Row current = notifications.lock(app, id).orElse(null);
+            // in the caller's transaction nothing else can have changed the row since start() locked it
+            // (nothing it inserted is delivered, let alone recorded, before the commit): its status and
+            // priority are still those
+            NotificationRepository.Row current = inCallersTransaction ? row : notifications.lock(app, id).orElse(null);
             if (current == null || !NotificationService.PROCESSING.equals(current.status())) return false;
             var count = notifications.setRecipientCount(app, id, clock.instant());
             if (count.isEmpty()) return false; // a previous run finished materializing
@@ -248,11 +255,13 @@ public class NotificationFanOut {
     }
 
     private Timing timing(NotificationRepository.Row row) {
-        DeliveryTiming settings = appSettings.deliveryTiming(row.appId());
         boolean exempt = Priority.TRANSACTIONAL.value().equals(row.priority());
         Instant sendTime = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
         Instant localOrigin = row.scheduledAt() != null ? row.scheduledAt() : sendTime;
         LocalTime localTime = row.localDeliveryTime() == null ? null : WallClockTimes.parse(row.localDeliveryTime());
+        // a transactional notification without a local delivery time is due at once whatever the app's
+        // timing settings say (exempt from quiet hours and the throttle, no zone to place it in): no read
+        DeliveryTiming settings = exempt && localTime == null ? UNTIMED : appSettings.deliveryTiming(row.appId());
         SendTimes times = new SendTimes(sendTime, localOrigin, localTime, row.ttl(), exempt ? null : settings.quietHours());
         Integer perMinute = exempt ? null : settings.throttlePerMinute();
         String zones = null;
@@ -271,6 +280,9 @@ public class NotificationFanOut {
         }
         return new Timing(times, perMinute, settings.defaultZone(), sendTime, row.ttl(), zones, fallback);
     }
+
+    /** What {@link #timing} uses where the app's timing settings cannot apply: none of them is read. */
+    private static final DeliveryTiming UNTIMED = new DeliveryTiming(java.time.ZoneOffset.UTC, null, null);
 
     private static NotificationRepository.ZonedTimes zoned(SendTimes.Plan plan) {
         return new NotificationRepository.ZonedTimes(plan.due(), plan.expiresAt(),

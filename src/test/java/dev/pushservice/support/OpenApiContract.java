@@ -127,6 +127,10 @@ public final class OpenApiContract {
         String verb = method.toLowerCase(Locale.ROOT);
         List<Route> matching = routes.stream().filter(r -> r.matches(rawPath)).toList();
         boolean underV1 = rawPath.equals("/v1") || rawPath.startsWith("/v1/");
+        if (method.equals("OPTIONS") && underV1 && response.header("Access-Control-Allow-Origin").isPresent()) {
+            checkPreflight(response, problems); // not an operation: the contract describes it in its introduction (item 7)
+            return problems;
+        }
         if (matching.isEmpty()) {
             String fallback = response.status() == 404 ? "NotFound" : underV1 ? GATE_ERRORS.get(response.status()) : null;
             if (fallback == null) {
@@ -159,6 +163,17 @@ public final class OpenApiContract {
         }
         checkResponse(operation + "/responses/" + status, response, problems);
         return problems;
+    }
+
+    /** A CORS preflight's answer, as the contract's introduction (item 7) describes it. */
+    private static void checkPreflight(TestApi.Response response, List<String> problems) {
+        if (response.status() != 200) problems.add("a CORS preflight answers 200, not " + response.status());
+        String methods = response.header("Access-Control-Allow-Methods").orElse("");
+        for (String m : List.of("GET", "POST", "PATCH", "DELETE")) {
+            if (!methods.contains(m)) problems.add("a CORS preflight allows " + m + "; Access-Control-Allow-Methods: " + methods);
+        }
+        if (response.header("Access-Control-Max-Age").isEmpty()) problems.add("a CORS preflight has Access-Control-Max-Age");
+        if (!response.body().isEmpty()) problems.add("a CORS preflight has no body");
     }
 
     private void checkResponse(String pointer, TestApi.Response response, List<String> problems) {

@@ -174,10 +174,10 @@ public class NotificationFanOut {
             Timing timing = timing(row);
             Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
             int[] seen = new int[Platform.values().length];
-            // in the caller's transaction the row start() locked is current for the first page (no page
-            // has moved its cursor yet): no second lock of it
-            NotificationRepository.Row[] known = {inCallersTransaction ? row : null};
             while (true) {
+                // in the caller's transaction the row start() locked is current for the first page (no page
+                // has moved its cursor yet): no second lock of it; a later page reads it again
+                NotificationRepository.Row known = inCallersTransaction && pages == 0 ? row : null;
                 Handover handover = blueprint == null ? null
                         : delivery.handover(app, row.priority(), pageSize, seen, handoverWait);
                 int limit = handover == null ? pageSize : handover.limit();
@@ -187,8 +187,7 @@ public class NotificationFanOut {
                     page = transactions.execute(status -> {
                         // first: from here, the commit hands over what the page's handover lists, anything else releases
                         if (handover != null) afterPage(handover, handed, blueprint);
-                        NotificationRepository.Row current = known[0] != null ? known[0] : notifications.lock(app, id).orElse(null);
-                        known[0] = null; // the page moves the cursor: a next page reads the row again
+                        NotificationRepository.Row current = known != null ? known : notifications.lock(app, id).orElse(null);
                         if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
                         var result = handover != null ? handedPage(current, audience, timing, renderValues, handover, handed, seen)
                                 : timing.plain()

@@ -471,15 +471,18 @@ public class NotificationService implements NotificationReferences {
     public void finishIfDone(UUID appId, UUID id) {
         NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
         if (row != null && CANCELLED.equals(row.status()) && row.summary() == null) {
-            summarizeCancelled(appId, id);
+            // cancelled with recipients in flight: its counts are stored once they are final; status,
+            // timestamps and lifecycle facts stay as the cancel left them
+            List<NotificationRepository.Count> counts = finalCounts(appId, id);
+            if (counts != null) {
+                notifications.storeSummary(appId, id, summary(counts));
+                log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
+            }
             return;
         }
         if (row == null || !PROCESSING.equals(row.status()) || row.recipientCount() == null) return;
-        // a look through the work index first: counting every recipient of a large send while most are
-        // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL ~1 µs per recipient
-        if (notifications.hasWorkLeft(id)) return;
-        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-        if (counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending"))) return;
+        List<NotificationRepository.Count> counts = finalCounts(appId, id);
+        if (counts == null) return;
         long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
         long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
         String status = accepted == 0 && failed > 0 ? FAILED : COMPLETED;
@@ -490,17 +493,13 @@ public class NotificationService implements NotificationReferences {
         log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
     }
 
-    /**
-     * A notification cancelled while recipients were in flight was stored without a summary (its
-     * counts were not final); once the last of them is recorded, its counts are, and are stored as
-     * a terminal notification's are. Status, timestamps and lifecycle facts stay as the cancel left them.
-     */
-    private void summarizeCancelled(UUID appId, UUID id) {
-        if (notifications.hasWorkLeft(id)) return;
+    /** The notification's counts when none of its recipients is pending or in flight any more, else null. */
+    private List<NotificationRepository.Count> finalCounts(UUID appId, UUID id) {
+        // a look through the work index first: counting every recipient of a large send while most are
+        // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL ~1 µs per recipient
+        if (notifications.hasWorkLeft(id)) return null;
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-        if (counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending"))) return;
-        notifications.storeSummary(appId, id, summary(counts));
-        log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
+        return counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending")) ? null : counts;
     }
 
     /** What delivery renders and sends; empty when unknown. */

@@ -5,6 +5,7 @@ import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -31,8 +32,8 @@ final class Buckets {
     }
 
     /** The app's and the organisation's bucket, as {@link RateLimiter#quotas()} lists them. */
-    java.util.List<RateLimiter.Quota> quotas() {
-        return java.util.List.of(new RateLimiter.Quota("app", limits.appBurst(), windowSeconds(limits.appBurst(), limits.appPerSecond())),
+    List<RateLimiter.Quota> quotas() {
+        return List.of(new RateLimiter.Quota("app", limits.appBurst(), windowSeconds(limits.appBurst(), limits.appPerSecond())),
                 new RateLimiter.Quota("org", limits.orgBurst(), windowSeconds(limits.orgBurst(), limits.orgPerSecond())));
     }
 

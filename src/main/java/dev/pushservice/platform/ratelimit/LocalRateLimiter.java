@@ -2,6 +2,7 @@ package dev.pushservice.platform.ratelimit;
 
 import dev.pushservice.platform.config.PushProperties;
 import io.github.bucket4j.Bucket;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -17,7 +18,7 @@ final class LocalRateLimiter implements RateLimiter {
     }
 
     @Override
-    public java.util.List<Quota> quotas() {
+    public List<Quota> quotas() {
         return buckets.quotas();
     }
 

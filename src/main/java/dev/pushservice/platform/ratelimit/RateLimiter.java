@@ -1,5 +1,6 @@
 package dev.pushservice.platform.ratelimit;
 
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -14,7 +15,7 @@ public interface RateLimiter {
     Decision tryAcquire(UUID orgId, UUID appId);
 
     /** The buckets every request spends, app first: what {@code RateLimit-Policy} lists. */
-    java.util.List<Quota> quotas();
+    List<Quota> quotas();
 
     /** A bucket's size {@code quota} and the seconds {@code windowSeconds} it takes to refill from empty. */
     record Quota(String name, long quota, long windowSeconds) {

@@ -11,6 +11,7 @@ import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,7 +60,7 @@ final class RedisRateLimiter implements RateLimiter {
     }
 
     @Override
-    public java.util.List<Quota> quotas() {
+    public List<Quota> quotas() {
         return buckets.quotas();
     }
 

@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.MethodParameter;
@@ -51,7 +52,7 @@ class ApiAccessInterceptor implements HandlerInterceptor {
         this.rateLimiter = rateLimiter;
         this.policy = rateLimiter.quotas().stream()
                 .map(q -> "\"" + q.name() + "\";q=" + q.quota() + ";w=" + q.windowSeconds())
-                .collect(java.util.stream.Collectors.joining(", "));
+                .collect(Collectors.joining(", "));
         this.json = json;
     }
 
@@ -120,7 +121,7 @@ class ApiAccessInterceptor implements HandlerInterceptor {
             if (handle.invoke(options.getBean()) instanceof HttpHeaders headers) {
                 allowed = headers.getAllow().stream().map(HttpMethod::name)
                         .filter(m -> !m.equals("OPTIONS") && !m.equals("HEAD")).sorted()
-                        .collect(java.util.stream.Collectors.joining(", "));
+                        .collect(Collectors.joining(", "));
             }
         } catch (ReflectiveOperationException | RuntimeException e) {
             log.debug("Could not list the methods of {}", request.getRequestURI(), e);

@@ -18,10 +18,10 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>{@link #parse} validates everything a send needs, so a subscription that parses can be
  * encrypted for: the endpoint is an absolute {@code https} URL whose host, as written, is not refused
  * by {@link TargetAddresses#refusedHost} (a local name, a loopback, private, link-local, metadata or
- * reserved address literal in any IPv4 or IPv6 form, an obscure numeric host), unless insecure
- * endpoints are allowed, for local testing. A name is not resolved here: what it resolves to is
- * checked where the connection is made ({@link WebPushProvider}), {@code p256dh} is an uncompressed point on P-256 and {@code auth} is 16 bytes.
- * Keys are base64url, with or without padding (plain base64 is accepted too, as some clients send it).
+ * reserved address literal in any IPv4 or IPv6 form, an obscure numeric host) unless insecure
+ * endpoints are allowed, for local testing; {@code p256dh} is an uncompressed point on P-256 and
+ * {@code auth} is 16 bytes. A name is not resolved here: what it resolves to is checked where the
+ * connection is made ({@link WebPushProvider}). Keys are base64url, with or without padding (plain base64 is accepted too, as some clients send it).
  *
  * <p>{@link #toString()} shows only the endpoint's origin: the full endpoint is a capability
  * (anyone holding it can push to the browser) and the keys are secrets.

@@ -41,6 +41,11 @@ public sealed interface DeliveryResult {
         public boolean tokenInvalid() {
             return reason.invalidatesToken();
         }
+
+        /** The device must never be sent to again (a dead token, or an endpoint refused by address). */
+        public boolean invalidatesDevice() {
+            return reason.invalidatesDevice();
+        }
     }
 
     /**

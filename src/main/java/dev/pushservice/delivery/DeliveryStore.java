@@ -146,8 +146,21 @@ public interface DeliveryStore {
     record Accepted(Claimed recipient, String providerId) implements Outcome {
     }
 
-    /** Permanently refused; {@code tokenInvalid}: invalidate the device. */
-    record Rejected(Claimed recipient, String reason, boolean tokenInvalid, Instant invalidatedAt) implements Outcome {
+    /**
+     * Permanently refused; {@code tokenInvalid}: the provider says the token is dead (the recipient
+     * ends {@code invalid_token}, else {@code failed}); {@code invalidatesDevice}: invalidate the
+     * device (always when {@code tokenInvalid}).
+     */
+    record Rejected(Claimed recipient, String reason, boolean tokenInvalid, Instant invalidatedAt, boolean invalidatesDevice)
+            implements Outcome {
+
+        public Rejected {
+            invalidatesDevice |= tokenInvalid;
+        }
+
+        public Rejected(Claimed recipient, String reason, boolean tokenInvalid, Instant invalidatedAt) {
+            this(recipient, reason, tokenInvalid, invalidatedAt, tokenInvalid);
+        }
     }
 
     /** Failed transiently; send again at {@code at}. */

@@ -535,7 +535,8 @@ final class Lane {
                     DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
             case DeliveryResult.Rejected r -> {
                 String reason = r.reason().code();
-                finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid(), r.invalidatedAt()),
+                finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid(), r.invalidatedAt(),
+                        r.invalidatesDevice()),
                         "rejected", reason);
             }
             case DeliveryResult.Failed f -> onFailure(recipient, f.reason().code(), f.retryAfter(), expiresAt);

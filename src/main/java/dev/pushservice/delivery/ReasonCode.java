@@ -11,7 +11,10 @@ import java.util.Locale;
  * <p>Each code is either permanent ({@link DeliveryResult.Rejected}: retrying cannot help) or
  * transient ({@link DeliveryResult.Failed}: retried, honouring {@code Retry-After}); the result
  * types refuse a code of the other kind. Two permanent codes say the device's token is dead
- * ({@link #invalidatesToken()}): the device is invalidated and never sent to again.
+ * ({@link #invalidatesToken()}): the recipient ends {@code invalid_token} and the device is
+ * invalidated. One more, {@link #ENDPOINT_ADDRESS_REFUSED}, invalidates the device though no provider
+ * answered ({@link #invalidatesDevice()}); its recipient ends {@code failed}. An invalidated device is
+ * never sent to again.
  *
  * <p>What the engine decides without a provider (a cancelled notification, a TTL run out, a device
  * disabled or invalidated between the fan-out and its send, no credentials) uses the codes of
@@ -46,10 +49,19 @@ public enum ReasonCode {
      */
     CREDENTIALS_INVALID(true, false),
     /**
-     * A Web Push endpoint this service refuses by its own settings ({@code http} or a local address
-     * without {@code PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS}). The device is kept: the policy may change.
+     * A Web Push endpoint this service refuses by its own settings ({@code http} without
+     * {@code PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS}). The device is kept: the policy may change.
      */
     ENDPOINT_NOT_ALLOWED(true, false),
+    /**
+     * A Web Push endpoint whose host is, or resolves to, a loopback, private, link-local, metadata
+     * or otherwise reserved address ({@link dev.pushservice.platform.net.TargetAddresses}), without
+     * {@code PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS}: nothing was connected to. The recipient ends
+     * {@code failed} (no provider said the token is dead, so not {@code invalid_token}), and the
+     * device is invalidated ({@link #invalidatesDevice()}) so it is never sent to again: an endpoint
+     * that points inside the network is an attack or a mistake, not a browser.
+     */
+    ENDPOINT_ADDRESS_REFUSED(true, false, true),
     /** Any other permanent refusal by the provider (an unexpected 4xx); the detail says what it answered. */
     PROVIDER_REJECTED(true, false),
 
@@ -73,11 +85,17 @@ public enum ReasonCode {
 
     private final boolean permanent;
     private final boolean invalidatesToken;
+    private final boolean invalidatesDevice;
     private final String code;
 
     ReasonCode(boolean permanent, boolean invalidatesToken) {
+        this(permanent, invalidatesToken, invalidatesToken);
+    }
+
+    ReasonCode(boolean permanent, boolean invalidatesToken, boolean invalidatesDevice) {
         this.permanent = permanent;
         this.invalidatesToken = invalidatesToken;
+        this.invalidatesDevice = invalidatesDevice;
         this.code = name().toLowerCase(Locale.ROOT);
     }
 
@@ -91,9 +109,20 @@ public enum ReasonCode {
         return permanent;
     }
 
-    /** True when the device's token can never receive again (the device is invalidated). */
+    /**
+     * True when the provider says the device's token can never receive again: the recipient ends
+     * {@code invalid_token} and the device is invalidated.
+     */
     public boolean invalidatesToken() {
         return invalidatesToken;
+    }
+
+    /**
+     * True when the device is invalidated (never sent to again): every code that
+     * {@linkplain #invalidatesToken() invalidates the token}, and {@link #ENDPOINT_ADDRESS_REFUSED}.
+     */
+    public boolean invalidatesDevice() {
+        return invalidatesDevice;
     }
 
     @Override

@@ -295,7 +295,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 case Rejected x -> {
                     status = x.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED;
                     error = x.reason();
-                    if (x.tokenInvalid()) {
+                    if (x.invalidatesDevice()) {
                         invalid.computeIfAbsent(r.appId(), k -> new LinkedHashMap<>())
                                 .computeIfAbsent(x.reason(), k -> new ArrayList<>()).add(r.deviceId());
                     }

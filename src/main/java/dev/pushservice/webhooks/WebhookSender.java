@@ -4,6 +4,7 @@ import com.standardwebhooks.Webhook;
 import com.standardwebhooks.exceptions.WebhookSigningException;
 import dev.pushservice.delivery.http.RetryAfter;
 import dev.pushservice.platform.crypto.TrustedCertificates;
+import dev.pushservice.platform.net.TargetAddresses;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.nio.charset.StandardCharsets;
@@ -121,7 +122,7 @@ final class WebhookSender implements AutoCloseable {
             return true;
         }
         if (host == null) return true;
-        return TargetAddresses.obscureNumeric(host) || TargetAddresses.literal(host).map(TargetAddresses::forbidden).orElse(false);
+        return TargetAddresses.refusedHost(host);
     }
 
     private static long millisSince(long started) {

@@ -7,6 +7,7 @@ import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.net.TargetAddresses;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -204,7 +205,6 @@ public class WebhookService {
 
     /** A local name, a numeric host other than a plain literal, or an address literal that delivery would refuse (no DNS lookup here). */
     private static boolean localTarget(String host) {
-        if (TargetAddresses.localName(host) || TargetAddresses.obscureNumeric(host)) return true;
-        return TargetAddresses.literal(host).map(TargetAddresses::forbidden).orElse(false);
+        return TargetAddresses.refusedHost(host);
     }
 }

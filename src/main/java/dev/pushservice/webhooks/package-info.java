@@ -28,7 +28,7 @@
  *
  * <p>Invariants: the delivery id is the {@code webhook-id} header on every attempt and the body is
  * stored once and sent unchanged; a webhook gets only facts recorded after its creation
- * ({@code start_after_event}); no address outside {@link dev.pushservice.webhooks.TargetAddresses}'
+ * ({@code start_after_event}); no address outside {@link dev.pushservice.platform.net.TargetAddresses}'
  * rule is connected to unless {@code PUSH_WEBHOOKS_ALLOW_INSECURE}; a slow endpoint holds only its
  * own slots (one while its attempts are failing); an attempt holds no database connection while it
  * waits on HTTP (the dispatcher thread alone uses the database, one short transaction at a time, on

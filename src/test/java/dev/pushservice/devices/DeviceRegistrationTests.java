@@ -218,6 +218,36 @@ class DeviceRegistrationTests extends ApiTest {
         assertThat(deviceCount(app)).isZero();
     }
 
+    /**
+     * The public key (shipped in every web page) cannot register a subscription whose endpoint is not
+     * https, or whose host is a loopback, private, link-local, metadata or reserved address in any
+     * written form: a 422 naming {@code push_token}, nothing stored. A name is accepted (it is checked
+     * when the push is sent, see WebPushAddressGuardTests).
+     */
+    @Test
+    void webEndpointsToInternalAddressesAreRefusedAtRegistration() {
+        TestApp app = newApp();
+        List<String> endpoints = List.of("http://push.example.com/x", "http://127.0.0.1:8080/x", "https://127.0.0.1/x",
+                "https://127.0.0.1:443/x", "https://10.0.0.8/x", "https://172.20.1.1/x", "https://192.168.0.1/x",
+                "https://100.100.100.200/x", "https://169.254.169.254/latest/meta-data/", "https://0.0.0.0/x",
+                "https://localhost/x", "https://localhost./x", "https://push.localhost/x",
+                "https://[::1]/x", "https://[0:0:0:0:0:0:0:1]/x", "https://[::]/x", "https://[fe80::1]/x",
+                "https://[fd00:ec2::254]/x", "https://[::ffff:127.0.0.1]/x", "https://[::ffff:a9fe:a9fe]/x",
+                "https://[64:ff9b::a9fe:a9fe]/x", "https://[2002:a9fe:a9fe::]/x",
+                "https://0x7f000001/x", "https://2130706433/x", "https://017700000001/x", "https://0177.0.0.1/x",
+                "https://127.1/x", "https://0/x");
+        for (String endpoint : endpoints) {
+            TestApi.Response r = register(app, "{\"platform\":\"web\",\"push_token\":" + json(TestTokens.webSubscription(endpoint)) + "}");
+            assertError(r, 422, "validation_failed");
+            assertThat(r.json().path("error").path("details").findValuesAsString("field")).as(endpoint).containsExactly("push_token");
+            assertThat(r.body()).as("the endpoint is never echoed").doesNotContain(endpoint.substring(8));
+        }
+        assertThat(deviceCount(app)).isZero();
+        TestApi.Response named = register(app, "{\"platform\":\"web\",\"push_token\":"
+                + json(TestTokens.webSubscription("https://push.example.test/" + UUID.randomUUID())) + "}");
+        assertThat(named.status()).as(named.toString()).isEqualTo(201);
+    }
+
     @Test
     void everyFieldIsValidatedAndNothingIsStored() {
         TestApp app = newApp();

@@ -11,19 +11,22 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 /**
- * DNS for tests: names under {@code .webhook.test} resolve to the addresses a test gives them
- * ({@link #point}), every other name goes to the JVM's own resolver. Installed for the whole test JVM
- * through {@code META-INF/services/java.net.spi.InetAddressResolverProvider}, so code under test
- * resolves through its ordinary path ({@link InetAddress#getAllByName}) and a test can make a name
- * that looks public resolve to a loopback address (DNS rebinding) without a DNS server.
+ * DNS for tests: names under {@code .test} (RFC 6761: never in the real DNS) resolve to the addresses
+ * a test gives them ({@link #point}) and to nothing otherwise, without asking any DNS server; every
+ * other name goes to the JVM's own resolver. Installed for the whole test JVM through
+ * {@code META-INF/services/java.net.spi.InetAddressResolverProvider}, so code under test resolves
+ * through its ordinary path ({@link InetAddress#getAllByName}) and a test can make a name that looks
+ * public (a webhook's {@code rebound.webhook.test}, a push service's {@code push.example.test})
+ * resolve to a loopback address (DNS rebinding) without a DNS server. Tests point names at loopback
+ * addresses only, never at a real private range.
  */
 public final class TestNames extends InetAddressResolverProvider {
 
-    private static final String SUFFIX = ".webhook.test";
+    private static final String SUFFIX = ".test";
     private static final Map<String, List<InetAddress>> NAMES = new ConcurrentHashMap<>();
 
     /**
-     * Makes {@code name} (ending in {@code .webhook.test}) resolve to {@code addresses} (literals).
+     * Makes {@code name} (ending in {@code .test}) resolve to {@code addresses} (literals).
      * The JVM caches a name's answer for 30 s: give each test names of its own.
      */
     public static void point(String name, String... addresses) {

@@ -1,14 +1,17 @@
 package dev.pushservice.delivery.http;
 
+import dev.pushservice.platform.net.TargetAddresses;
 import dev.pushservice.platform.rules.Priority;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
+import io.netty.resolver.AddressResolverGroup;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
@@ -65,6 +68,12 @@ import reactor.netty.resources.LoopResources;
  * retried here. Futures complete on a Netty I/O thread (or the timer's): continuations must not
  * block.
  *
+ * <p>Names are resolved by the resolver given at construction: Web Push, whose endpoints come from
+ * browsers through the public API, gives {@link TargetAddresses#resolverGroup}, and a request whose
+ * host resolves to a forbidden address fails with {@link AddressRefused} before any connection is
+ * opened; FCM, whose endpoint the operator configures, uses Reactor Netty's default. Address literals
+ * are connected to without a lookup: the caller checks them first.
+ *
  * <p>Thread-safe and long-lived (one per provider); {@link #close()} closes every connection.
  */
 public final class PushHttpClient implements AutoCloseable {
@@ -107,6 +116,16 @@ public final class PushHttpClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The client's resolver refused the endpoint's addresses ({@link TargetAddresses.ForbiddenAddress}):
+     * nothing was connected to, and the same name will be refused again.
+     */
+    public static final class AddressRefused extends RequestFailure {
+        AddressRefused() {
+            super("the host resolves to a loopback, private, link-local or reserved address");
+        }
+    }
+
     /** One lane's connections: its pool, and the pool's clients for each way of speaking. */
     private record LanePool(ConnectionProvider pool, HttpClient secure, HttpClient cleartext, HttpClient http1) {
     }
@@ -124,6 +143,17 @@ public final class PushHttpClient implements AutoCloseable {
      *                peers); null or empty for the default
      */
     public PushHttpClient(String name, Duration connectTimeout, Duration requestTimeout, List<X509Certificate> trusted) {
+        this(name, connectTimeout, requestTimeout, trusted, null);
+    }
+
+    /**
+     * @param resolver how host names become addresses, for every connection this client opens (a
+     *                 {@link TargetAddresses#resolverGroup} where the endpoints are chosen by clients of
+     *                 this service, so only checked addresses are connected to); null for Reactor
+     *                 Netty's default, for endpoints the operator configured
+     */
+    public PushHttpClient(String name, Duration connectTimeout, Duration requestTimeout, List<X509Certificate> trusted,
+            AddressResolverGroup<? extends SocketAddress> resolver) {
         this.requestTimeout = requestTimeout;
         this.loops = LoopResources.create(name + "-io", Math.min(2, Runtime.getRuntime().availableProcessors()), true);
         int connectMillis = (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis());
@@ -151,6 +181,7 @@ public final class PushHttpClient implements AutoCloseable {
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
                     .option(ChannelOption.TCP_NODELAY, true)
                     .disableRetry(true);
+            if (resolver != null) base = base.resolver(resolver);
             lanes.put(lane, new LanePool(pool,
                     base.protocol(HttpProtocol.H2, HttpProtocol.HTTP11)
                             .secure(spec -> spec.sslContext(sslContext).handshakeTimeout(connectTimeout)),
@@ -241,6 +272,7 @@ public final class PushHttpClient implements AutoCloseable {
         if (error instanceof RequestFailure f) return f;
         if (error instanceof TimeoutException) return new RequestTimeout();
         for (Throwable e = error; e != null; e = e.getCause()) {
+            if (e instanceof TargetAddresses.ForbiddenAddress) return new AddressRefused();
             if (e instanceof ConnectException) return new RequestFailure("connection refused");
             if (e instanceof UnknownHostException) return new RequestFailure("unknown host");
             if (e instanceof io.netty.channel.ConnectTimeoutException) return new RequestFailure("connect timed out");

@@ -8,6 +8,7 @@ import dev.pushservice.delivery.PushProvider;
 import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
 import dev.pushservice.delivery.http.RetryAfter;
+import dev.pushservice.platform.net.TargetAddresses;
 import dev.pushservice.platform.rules.Platform;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -50,9 +51,16 @@ import tools.jackson.databind.json.JsonMapper;
  * 429 {@code rate_limited}; 408, 425, 5xx {@code provider_unavailable}; no answer in time
  * {@code timeout}; transport errors {@code connection_failed}; the transient ones with
  * {@code Retry-After} honoured. Before anything is sent: an unparseable subscription is
- * {@code token_invalid}; an endpoint refused only by policy ({@code http}, local addresses)
- * {@code endpoint_not_allowed}, the device kept; a payload over {@link WebPushEncryption#MAX_PLAINTEXT}
- * bytes {@code payload_too_large}.
+ * {@code token_invalid}; an {@code http} endpoint (refused only by policy) {@code endpoint_not_allowed},
+ * the device kept; a payload over {@link WebPushEncryption#MAX_PLAINTEXT} bytes {@code payload_too_large}.
+ *
+ * <p>Endpoints are chosen by browsers (registered with the public key), so unless
+ * {@code allow-insecure-endpoints} is set no request reaches a loopback, private, link-local, metadata
+ * or reserved address ({@link TargetAddresses}): a host that is such an address as written is refused
+ * before sending, and the client's only resolver refuses a name resolving to one (any of its
+ * addresses, at every new connection, so DNS rebinding is caught) before connecting. Both end
+ * {@code endpoint_address_refused}, permanent, the device invalidated. FCM shares the client class
+ * but not this resolver: its endpoint is the operator's.
  *
  * <p>Thread-safe and long-lived: build one per process. Encryption runs on the caller's thread;
  * {@link #send} then blocks while {@code max-in-flight} requests are awaiting answers (or a
@@ -83,7 +91,10 @@ public final class WebPushProvider implements PushProvider {
         this.properties = builder.properties;
         this.tokens = new VapidTokens(builder.clock, properties.subject());
         this.inFlight = new Semaphore(properties.maxInFlight());
-        this.client = new PushHttpClient("webpush", properties.connectTimeout(), properties.requestTimeout(), builder.trusted);
+        // Endpoints come from browsers through the public key: every address a name resolves to is
+        // checked where the connection is made (DNS rebinding included), unless local testing allows all.
+        this.client = new PushHttpClient("webpush", properties.connectTimeout(), properties.requestTimeout(), builder.trusted,
+                TargetAddresses.resolverGroup(properties.allowInsecureEndpoints()));
         CryptoProviders.description(); // logs once, at start, which crypto provider is in use
     }
 
@@ -105,14 +116,19 @@ public final class WebPushProvider implements PushProvider {
         try {
             WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints());
         } catch (WebPushSubscription.InvalidSubscriptionException e) {
-            return new ProviderPreview.Refused(
-                    e.refusedByPolicy() ? ReasonCode.ENDPOINT_NOT_ALLOWED : ReasonCode.TOKEN_INVALID, e.getMessage());
+            return new ProviderPreview.Refused(refusal(e), e.getMessage());
         }
         try {
             return new ProviderPreview.Request(deliveryHeaders(message), JSON.readTree(plaintext(message)));
         } catch (Unsendable e) {
             return new ProviderPreview.Refused(e.reason, e.getMessage());
         }
+    }
+
+    /** Why a subscription that does not pass {@link WebPushSubscription#parse} is never sent to. */
+    private static ReasonCode refusal(WebPushSubscription.InvalidSubscriptionException e) {
+        if (e.addressRefused()) return ReasonCode.ENDPOINT_ADDRESS_REFUSED;
+        return e.refusedByPolicy() ? ReasonCode.ENDPOINT_NOT_ALLOWED : ReasonCode.TOKEN_INVALID;
     }
 
     /** The JSON the browser decrypts, or the permanent rejection decided before encrypting it. */
@@ -163,8 +179,7 @@ public final class WebPushProvider implements PushProvider {
         try {
             subscription = WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints());
         } catch (WebPushSubscription.InvalidSubscriptionException e) {
-            return done(new DeliveryResult.Rejected(
-                    e.refusedByPolicy() ? ReasonCode.ENDPOINT_NOT_ALLOWED : ReasonCode.TOKEN_INVALID, e.getMessage()));
+            return done(new DeliveryResult.Rejected(refusal(e), e.getMessage()));
         }
         Optional<CredentialSource.Versioned<VapidKeys>> keys;
         try {
@@ -301,6 +316,10 @@ public final class WebPushProvider implements PushProvider {
 
     private static DeliveryResult transportFailure(Throwable error) {
         Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof PushHttpClient.AddressRefused refused) {
+            // permanent: the same name would be refused again, and the device is invalidated
+            return new DeliveryResult.Rejected(ReasonCode.ENDPOINT_ADDRESS_REFUSED, "nothing sent: " + refused.getMessage());
+        }
         if (cause instanceof PushHttpClient.RequestTimeout) {
             return new DeliveryResult.Failed(ReasonCode.TIMEOUT, "the push service did not answer in time");
         }

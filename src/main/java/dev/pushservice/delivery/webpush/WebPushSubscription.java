@@ -1,6 +1,6 @@
 package dev.pushservice.delivery.webpush;
 
-import java.net.InetAddress;
+import dev.pushservice.platform.net.TargetAddresses;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.interfaces.ECPublicKey;
@@ -16,10 +16,12 @@ import tools.jackson.databind.json.JsonMapper;
  * "…", "auth": "…"}}} (unknown fields such as {@code expirationTime} are ignored).
  *
  * <p>{@link #parse} validates everything a send needs, so a subscription that parses can be
- * encrypted for: the endpoint is an absolute {@code https} URL whose host is not a loopback,
- * link-local, site-local or wildcard address literal (unless insecure endpoints are allowed, for
- * local testing), {@code p256dh} is an uncompressed point on P-256 and {@code auth} is 16 bytes.
- * Keys are base64url, with or without padding (plain base64 is accepted too, as some clients send it).
+ * encrypted for: the endpoint is an absolute {@code https} URL whose host, as written, is not refused
+ * by {@link TargetAddresses#refusedHost} (a local name, a loopback, private, link-local, metadata or
+ * reserved address literal in any IPv4 or IPv6 form, an obscure numeric host) unless insecure
+ * endpoints are allowed, for local testing; {@code p256dh} is an uncompressed point on P-256 and
+ * {@code auth} is 16 bytes. A name is not resolved here: what it resolves to is checked where the
+ * connection is made ({@link WebPushProvider}). Keys are base64url, with or without padding (plain base64 is accepted too, as some clients send it).
  *
  * <p>{@link #toString()} shows only the endpoint's origin: the full endpoint is a capability
  * (anyone holding it can push to the browser) and the keys are secrets.
@@ -32,23 +34,34 @@ public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, EC
     /** The subscription token was unusable; the message says why, without echoing secrets. */
     public static final class InvalidSubscriptionException extends IllegalArgumentException {
         private final boolean refusedByPolicy;
+        private final boolean addressRefused;
 
         InvalidSubscriptionException(String message) {
-            this(message, false);
+            this(message, false, false);
         }
 
-        InvalidSubscriptionException(String message, boolean refusedByPolicy) {
+        private InvalidSubscriptionException(String message, boolean refusedByPolicy, boolean addressRefused) {
             super(message);
             this.refusedByPolicy = refusedByPolicy;
+            this.addressRefused = addressRefused;
         }
 
         /**
          * True when the subscription is well-formed but its endpoint is refused by this service's
-         * settings (http or a local address without {@code allow-insecure-endpoints}), false when the
-         * subscription itself is broken.
+         * settings (http, or a host standing for a forbidden address, without
+         * {@code allow-insecure-endpoints}), false when the subscription itself is broken.
          */
         public boolean refusedByPolicy() {
             return refusedByPolicy;
+        }
+
+        /**
+         * True when the endpoint's host, as written, stands for an address no push may reach
+         * ({@link TargetAddresses#refusedHost}): a local name, a private, loopback, link-local or
+         * reserved literal, or a numeric host in an obscure form.
+         */
+        public boolean addressRefused() {
+            return addressRefused;
         }
     }
 
@@ -108,38 +121,17 @@ public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, EC
         if (!allowInsecure) {
             if (!scheme.equals("https")) {
                 throw new InvalidSubscriptionException(
-                        "web push subscription endpoint must use https (http is allowed only with push.webpush.allow-insecure-endpoints)", true);
+                        "web push subscription endpoint must use https (http is allowed only with push.webpush.allow-insecure-endpoints)",
+                        true, false);
             }
-            if (isLocalAddress(uri.getHost())) {
-                throw new InvalidSubscriptionException(
-                        "web push subscription endpoint is a local address (allowed only with push.webpush.allow-insecure-endpoints)", true);
+            // Names are not resolved here (a lookup per message and per registration); the provider's
+            // client checks every resolved address where it connects.
+            if (TargetAddresses.refusedHost(uri.getHost())) {
+                throw new InvalidSubscriptionException("web push subscription endpoint must not point to a loopback, private,"
+                        + " link-local or reserved address (allowed only with push.webpush.allow-insecure-endpoints)", true, true);
             }
         }
         return uri;
-    }
-
-    /**
-     * Loopback, link-local (cloud metadata), site-local and wildcard hosts given literally or as
-     * {@code localhost}. Names are not resolved here (that would cost a DNS lookup per message).
-     */
-    private static boolean isLocalAddress(String host) {
-        String h = host.toLowerCase(Locale.ROOT);
-        if (h.equals("localhost") || h.endsWith(".localhost")) {
-            return true;
-        }
-        boolean ipv6 = h.startsWith("[") && h.endsWith("]");
-        boolean ipv4 = h.matches("[0-9.]+");
-        if (!ipv6 && !ipv4) {
-            return false;
-        }
-        try {
-            // A literal address: getByName parses it without any lookup.
-            InetAddress address = InetAddress.getByName(ipv6 ? h.substring(1, h.length() - 1) : h);
-            return address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isSiteLocalAddress()
-                    || address.isAnyLocalAddress() || (address.getAddress().length == 16 && (address.getAddress()[0] & 0xfe) == 0xfc);
-        } catch (java.net.UnknownHostException e) {
-            return true;
-        }
     }
 
     static String origin(URI uri) {

@@ -14,6 +14,7 @@ import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Answer;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Received;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver.Subscriber;
 import dev.pushservice.platform.rules.Platform;
+import dev.pushservice.support.TestNames;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
@@ -27,6 +28,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -299,6 +303,70 @@ class WebPushProviderTests {
         assertThat(receiver.requestCount()).isZero();
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOf(DeliveryResult.Accepted.class);
+    }
+
+    /**
+     * An {@code https} endpoint whose name looks public but resolves (through {@link TestNames}) to a
+     * loopback address, alone or among public ones, is refused where the connection would be made:
+     * permanent, the device invalidated though the recipient is not {@code invalid_token}, and not one
+     * connection reaches the receiver listening there.
+     */
+    @ParameterizedTest
+    @CsvSource({"rebound-v4, 127.0.0.1", "rebound-v6, ::1", "rebound-mixed, 93.184.216.34 127.0.0.1"})
+    void anEndpointNameResolvingToLoopbackIsRefusedBeforeAnyConnection(String label, String addresses) throws Exception {
+        String name = label + "-" + UUID.randomUUID() + ".webpush.test";
+        TestNames.point(name, addresses.split(" "));
+        String token = receiver.subscribeTls().json().replace("https://127.0.0.1:", "https://" + name + ":");
+        try (WebPushProvider strict = WebPushProvider.builder(credentials)
+                .properties(WebPushProperties.defaults().withSubject("mailto:ops@example.com"))
+                .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
+            for (Priority lane : List.of(Priority.TRANSACTIONAL, Priority.BULK)) {
+                DeliveryResult result = strict.send(message(token, InterruptionLevel.ACTIVE, lane, null, null))
+                        .get(10, TimeUnit.SECONDS);
+                assertThat(result).as(lane.value()).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+                    assertThat(r.reason()).isEqualTo(ReasonCode.ENDPOINT_ADDRESS_REFUSED);
+                    assertThat(r.reason().code()).isEqualTo("endpoint_address_refused");
+                    assertThat(r.invalidatesDevice()).as("the device is never sent to again").isTrue();
+                    assertThat(r.tokenInvalid()).as("no provider said the token is dead").isFalse();
+                    assertThat(r.detail()).doesNotContain(name).doesNotContain("/push/");
+                });
+            }
+        }
+        assertThat(receiver.connectionCount()).as("connections that reached the loopback receiver").isZero();
+        assertThat(receiver.requestCount()).isZero();
+    }
+
+    /** The same kind of name with the local-testing setting reaches the receiver: the refusal above is the address rule, not a failed lookup. */
+    @Test
+    void anEndpointNameResolvingToLoopbackIsReachedWhenInsecureEndpointsAreAllowed() throws Exception {
+        String name = "rebound-allowed-" + UUID.randomUUID() + ".webpush.test";
+        TestNames.point(name, "127.0.0.1");
+        String token = receiver.subscribe().json().replace("http://127.0.0.1:", "http://" + name + ":");
+        DeliveryResult result = send(message(token, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null));
+        assertThat(receiver.connectionCount()).isPositive();
+        assertThat(receiver.requestCount()).isEqualTo(1);
+        // the receiver answered (its VAPID audience check sees the name, not 127.0.0.1): not our refusal
+        if (result instanceof DeliveryResult.Rejected r) assertThat(r.reason()).isNotEqualTo(ReasonCode.ENDPOINT_ADDRESS_REFUSED);
+    }
+
+    /**
+     * Endpoints stored before the address rule (or while the local-testing setting was on) whose host is
+     * a forbidden literal are refused before sending with the same code: nothing is connected to.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]", "localhost"})
+    void aForbiddenLiteralIsRefusedBeforeSending(String host) throws Exception {
+        String token = receiver.subscribeTls().json().replace("https://127.0.0.1:", "https://" + host + ":");
+        try (WebPushProvider strict = WebPushProvider.builder(credentials).properties(WebPushProperties.defaults())
+                .trustedCertificates(List.of(LocalWebPushReceiver.trustedCertificate())).build()) {
+            DeliveryResult result = strict.send(message(token, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
+                assertThat(r.reason()).isEqualTo(ReasonCode.ENDPOINT_ADDRESS_REFUSED);
+                assertThat(r.invalidatesDevice()).isTrue();
+            });
+        }
+        assertThat(receiver.connectionCount()).isZero();
     }
 
     @Test

@@ -73,6 +73,31 @@ class WebPushSubscriptionTests {
         }
     }
 
+    @Test
+    void hostsStandingForAForbiddenAddressAreRefusedAsAddressesInEveryForm() {
+        for (String endpoint : new String[] {"https://127.0.0.1/x", "https://127.0.0.1:8443/x", "https://0.0.0.0/x",
+                "https://10.1.2.3/x", "https://172.16.0.1/x", "https://192.168.1.1/x", "https://100.64.0.1/x",
+                "https://169.254.169.254/latest/meta-data", "https://localhost/x", "https://LOCALHOST./x", "https://a.localhost/x",
+                "https://[::1]/x", "https://[0:0:0:0:0:0:0:1]/x", "https://[::]/x", "https://[fe80::1]/x", "https://[fd00:ec2::254]/x",
+                "https://[::ffff:127.0.0.1]/x", "https://[::ffff:7f00:1]/x", "https://[::ffff:a9fe:a9fe]/x",
+                "https://[64:ff9b::a9fe:a9fe]/x", "https://[2002:7f00:1::]/x", "https://[fe80::1%25eth0]/x",
+                "https://0x7f000001/x", "https://2130706433/x", "https://017700000001/x", "https://0177.0.0.1/x",
+                "https://127.000.000.001/x", "https://0/x"}) {
+            assertThatThrownBy(() -> WebPushSubscription.parse(sub(endpoint, P256DH, AUTH), false))
+                    .as(endpoint)
+                    .isInstanceOfSatisfying(InvalidSubscriptionException.class, e -> {
+                        assertThat(e.refusedByPolicy()).isTrue();
+                        assertThat(e.addressRefused()).isTrue();
+                        assertThat(e.getMessage()).contains("loopback, private, link-local or reserved address");
+                    });
+        }
+        assertThatThrownBy(() -> WebPushSubscription.parse(sub("http://push.example/x", P256DH, AUTH), false))
+                .isInstanceOfSatisfying(InvalidSubscriptionException.class, e -> assertThat(e.addressRefused()).isFalse());
+        // a name is not resolved here: what it stands for is checked where the connection is made
+        assertThat(WebPushSubscription.parse(sub("https://push.example.test/x", P256DH, AUTH), false).origin())
+                .isEqualTo("https://push.example.test");
+    }
+
     private static void assertRefused(String token, String reason) {
         assertThatThrownBy(() -> WebPushSubscription.parse(token, false))
                 .isInstanceOfSatisfying(InvalidSubscriptionException.class, e -> {

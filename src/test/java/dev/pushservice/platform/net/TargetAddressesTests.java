@@ -1,4 +1,4 @@
-package dev.pushservice.webhooks;
+package dev.pushservice.platform.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -45,5 +45,23 @@ class TargetAddressesTests {
         assertThatThrownBy(() -> TargetAddresses.checked("127.0.0.1", false)).isInstanceOf(TargetAddresses.ForbiddenAddress.class);
         assertThatThrownBy(() -> TargetAddresses.checked("::1", false)).isInstanceOf(TargetAddresses.ForbiddenAddress.class);
         assertThat(TargetAddresses.checked("127.0.0.1", true)).containsExactly(literal("127.0.0.1"));
+    }
+
+    /** Hosts as {@link java.net.URI#getHost()} gives them, refused without any lookup. */
+    @ParameterizedTest
+    @ValueSource(strings = {"127.0.0.1", "10.0.0.8", "169.254.169.254", "100.64.0.1", "0.0.0.0", "localhost", "LocalHost.",
+            "api.localhost", "[::1]", "[0:0:0:0:0:0:0:1]", "[::]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[::ffff:a9fe:a9fe]",
+            "[fe80::1]", "[fd00:ec2::254]", "[64:ff9b::7f00:1]", "[2002:7f00:1::]", "[fe80::1%25nosuchinterface0]",
+            "0x7f000001", "0X7F000001", "2130706433", "017700000001", "0", "0177.0.0.1", "127.000.000.001", "0x7f.0.0.1",
+            "192.168.0.010", "999.1.1.1", ""})
+    void hostsStandingForAForbiddenAddressAreRefusedAsWritten(String host) {
+        assertThat(TargetAddresses.refusedHost(host)).as(host).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"push.example.com", "fcm.googleapis.com", "updates.push.services.mozilla.com", "93.184.216.34",
+            "[2606:4700:4700::1111]", "10.example.com", "localhost.example.com", "push.example.test"})
+    void publicLiteralsAndNamesPassAsWritten(String host) {
+        assertThat(TargetAddresses.refusedHost(host)).as(host).isFalse();
     }
 }

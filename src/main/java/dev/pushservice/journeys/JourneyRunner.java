@@ -82,6 +82,9 @@ class JourneyRunner {
     private static final Logger log = LoggerFactory.getLogger(JourneyRunner.class);
 
     static final String WEBHOOK_KIND = "journey.webhook";
+    /** The lifecycle facts a batch may record. */
+    private static final Set<Kind> WORKER_KINDS = Set.of(Kind.JOURNEY_GOAL_REACHED, Kind.JOURNEY_EXECUTION_COMPLETED,
+            Kind.JOURNEY_EXECUTION_FAILED);
     static final String USER_DELETED = "user_deleted";
     static final String DEFINITION_UNREADABLE = "definition_unreadable";
     static final String LOOP_WITHOUT_WAIT = "loop_without_wait";
@@ -312,8 +315,13 @@ class JourneyRunner {
         final Map<NodeType, Integer> counts = new EnumMap<>(NodeType.class);
         final List<JourneyExecutionRepository.Outcome> outcomes = new ArrayList<>();
         final List<JourneyExecutionRepository.Goal> goals = new ArrayList<>();
-        /** {@code journey.goal.reached} of each of {@link #goals}, at the same index. */
+        /** {@code journey.goal.reached} of each of {@link #goals}, at the same index (null: its app does not listen). */
         final List<SubjectFact> goalFacts = new ArrayList<>();
+        /**
+         * The batch's apps with a webhook subscribed to a journey kind: facts are built only for their
+         * executions (most apps have none, and a batch then sends no facts at all).
+         */
+        Set<UUID> listening = Set.of();
         /** {@code journey.execution.completed} and {@code failed}, in the order the executions ended. */
         final List<SubjectFact> endFacts = new ArrayList<>();
 
@@ -331,6 +339,9 @@ class JourneyRunner {
             claimed = rows.size();
             if (rows.isEmpty()) return;
             Map<JourneyExecutionRepository.VersionKey, JourneyDefinition> defs = definitionsFor(rows);
+            Set<UUID> apps = new java.util.HashSet<>();
+            rows.forEach(row -> apps.add(row.appId()));
+            listening = lifecycle.appsSubscribed(apps, WORKER_KINDS);
             List<Run> active = new ArrayList<>();
             for (var row : rows) {
                 JourneyDefinition d = defs.get(new JourneyExecutionRepository.VersionKey(row.journeyId(), row.version()));
@@ -348,7 +359,9 @@ class JourneyRunner {
             List<SubjectFact> facts = new ArrayList<>(goalFacts.size() + endFacts.size());
             // a goal's fact only when its row is new (an execution reaches a goal node once), before the ends:
             // an execution's goal.reached comes before its completed
-            for (int i = 0; i < goals.size(); i++) if (recorded.remove(goals.get(i))) facts.add(goalFacts.get(i));
+            for (int i = 0; i < goals.size(); i++) {
+                if (recorded.remove(goals.get(i)) && goalFacts.get(i) != null) facts.add(goalFacts.get(i));
+            }
             facts.addAll(endFacts);
             lifecycle.recordSubscribed(facts, now);
             executions.update(outcomes, now);
@@ -372,7 +385,7 @@ class JourneyRunner {
                         case JourneyNode.Split s -> move(r, s.branches().get(bucketIndex(s, r)).next());
                         case JourneyNode.Goal g -> {
                             goals.add(new JourneyExecutionRepository.Goal(r.row.id(), r.node, r.row.appId(), r.row.journeyId()));
-                            goalFacts.add(r.fact(Kind.JOURNEY_GOAL_REACHED, "goal", g.name()));
+                            goalFacts.add(fact(r, Kind.JOURNEY_GOAL_REACHED, "goal", g.name()));
                             yield g.next() == null ? complete(r) : move(r, g.next());
                         }
                         case JourneyNode.Exit e -> complete(r);
@@ -453,6 +466,11 @@ class JourneyRunner {
             }
         }
 
+        /** A fact about {@code r} at its current node; null when its app has no webhook to receive it. */
+        private SubjectFact fact(Run r, Kind kind, String key, String value) {
+            return listening.contains(r.row.appId()) ? r.fact(kind, key, value) : null;
+        }
+
         /** Counts a node run by {@code r}; false (and the run failed) past the per-batch cap. */
         private boolean ran(Run r, JourneyNode node) {
             if (r.visits >= MAX_NODES_PER_BATCH) {
@@ -480,14 +498,16 @@ class JourneyRunner {
 
         private boolean complete(Run r) {
             outcomes.add(new JourneyExecutionRepository.Outcome(r.row.id(), "completed", null, r.step, null, now, r.error));
-            endFacts.add(r.fact(Kind.JOURNEY_EXECUTION_COMPLETED, null, null));
+            SubjectFact fact = fact(r, Kind.JOURNEY_EXECUTION_COMPLETED, null, null);
+            if (fact != null) endFacts.add(fact);
             completed++;
             return false;
         }
 
         private void fail(Run r, String error) {
             outcomes.add(new JourneyExecutionRepository.Outcome(r.row.id(), "failed", r.node, r.step, null, now, error));
-            endFacts.add(r.fact(Kind.JOURNEY_EXECUTION_FAILED, "reason", error));
+            SubjectFact fact = fact(r, Kind.JOURNEY_EXECUTION_FAILED, "reason", error);
+            if (fact != null) endFacts.add(fact);
             failed++;
         }
     }

@@ -1,9 +1,12 @@
 package dev.pushservice.lifecycle;
 
 import java.time.Instant;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.annotation.Propagation;
@@ -144,6 +147,22 @@ public class LifecycleEventRepository {
                 .param("rows", json.writeValueAsString(rows))
                 .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC))
                 .update();
+    }
+
+    /**
+     * The apps among {@code appIds} with an enabled webhook subscribed to at least one of {@code kinds}
+     * (or to {@code *}), in one statement: lets a writer of many facts build only those
+     * {@link #recordSubscribed} would keep.
+     */
+    public Set<UUID> appsSubscribed(Collection<UUID> appIds, Collection<Kind> kinds) {
+        if (appIds.isEmpty() || kinds.isEmpty()) return Set.of();
+        return Set.copyOf(jdbc.sql("""
+                        select distinct w.app_id from webhooks w
+                        where w.app_id = any(cast(:apps as uuid[])) and w.enabled
+                          and (w.events && cast(:kinds as text[]) or '*' = any(w.events))""")
+                .param("apps", appIds.stream().map(UUID::toString).collect(Collectors.joining(",", "{", "}")))
+                .param("kinds", kinds.stream().map(Kind::wire).collect(Collectors.joining(",", "{", "}")))
+                .query(UUID.class).list());
     }
 
     /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */

@@ -243,6 +243,30 @@ class JourneyLifecycleEventTests extends PeerApiTest {
     }
 
     @Test
+    void anExecutionStartedBySegmentEntryIsDeliveredAsStarted() throws Exception {
+        TestApp app = newApp();
+        devices(app, "ada", "bob");
+        String hook = webhook(app, "/segment", "[\"journey.execution.started\"]");
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"gold\",\"filter\":{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"gold\"}}");
+        assertThat(segment.status()).as(segment.toString()).isEqualTo(201);
+        assertThat(api.patch("/v1/users/ada", app.serverKey(), "{\"tags\":{\"plan\":\"gold\"}}").status()).isEqualTo(200);
+        TestApi.Response created = api.post("/v1/journeys", app.serverKey(), "{\"name\":\"gold\",\"status\":\"active\","
+                + "\"reentry_limit\":1,\"definition\":{\"trigger\":{\"type\":\"segment\",\"segment_id\":\""
+                + segment.json().path("segment_id").asString() + "\"},\"start\":\"hold\",\"nodes\":{"
+                + "\"hold\":{\"type\":\"wait\",\"seconds\":86400,\"next\":\"done\"},\"done\":{\"type\":\"exit\"}}}}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(201);
+        UUID journey = UUID.fromString(created.json().path("journey_id").asString());
+        UUID ada = rows.userId(app.appId(), "ada");
+
+        // the periodic evaluation (every second in tests) starts ada, not bob
+        List<JsonNode> got = delivered(hook, "/segment", 1);
+        keepTheContract(got);
+        UUID execution = rows.executions(journey, ada).getFirst();
+        names(one(got, "journey.execution.started", execution), journey, execution, ada, "ada", "hold");
+    }
+
+    @Test
     void aBatchOfExecutionsGetsEachFactOnceAndAGoalReachedAgainIsNotReportedAgain() {
         TestApp app = newApp();
         int n = 100;

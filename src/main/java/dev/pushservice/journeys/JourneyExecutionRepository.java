@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -77,12 +78,15 @@ class JourneyExecutionRepository {
                 .list();
     }
 
-    /** An execution {@link #failOne} ended: {@code nodeId} where it stood, {@code externalUserId} null when its user has none (or is gone). */
+    /**
+     * An execution {@link #failOne} ended: {@code nodeId} where it stood, {@code externalUserId} null
+     * when its user has none (or is gone).
+     */
     record Ended(UUID id, UUID appId, UUID journeyId, int version, UUID userId, String externalUserId, String nodeId) {
     }
 
     /** Ends one active or waiting execution as failed; empty when it had ended meanwhile. */
-    java.util.Optional<Ended> failOne(UUID execution, String error, Instant now) {
+    Optional<Ended> failOne(UUID execution, String error, Instant now) {
         return jdbc.sql("""
                         with old as (
                             select id, node_id from journey_executions

@@ -19,6 +19,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -82,14 +83,14 @@ class JourneyRunner {
     private static final Logger log = LoggerFactory.getLogger(JourneyRunner.class);
 
     static final String WEBHOOK_KIND = "journey.webhook";
-    /** The lifecycle facts a batch may record. */
-    private static final Set<Kind> WORKER_KINDS = Set.of(Kind.JOURNEY_GOAL_REACHED, Kind.JOURNEY_EXECUTION_COMPLETED,
-            Kind.JOURNEY_EXECUTION_FAILED);
     static final String USER_DELETED = "user_deleted";
     static final String DEFINITION_UNREADABLE = "definition_unreadable";
     static final String LOOP_WITHOUT_WAIT = "loop_without_wait";
     /** A definition has at most 100 nodes; a path without a wait visits each at most once. */
     static final int MAX_NODES_PER_BATCH = 100;
+    /** The lifecycle facts a batch may record. */
+    private static final Set<Kind> WORKER_KINDS = Set.of(Kind.JOURNEY_GOAL_REACHED, Kind.JOURNEY_EXECUTION_COMPLETED,
+            Kind.JOURNEY_EXECUTION_FAILED);
 
     /** Node types as metrics and logs name them. */
     enum NodeType {
@@ -339,7 +340,7 @@ class JourneyRunner {
             claimed = rows.size();
             if (rows.isEmpty()) return;
             Map<JourneyExecutionRepository.VersionKey, JourneyDefinition> defs = definitionsFor(rows);
-            Set<UUID> apps = new java.util.HashSet<>();
+            Set<UUID> apps = new HashSet<>();
             rows.forEach(row -> apps.add(row.appId()));
             listening = lifecycle.appsSubscribed(apps, WORKER_KINDS);
             List<Run> active = new ArrayList<>();
@@ -355,7 +356,7 @@ class JourneyRunner {
                 if (atEffects.isEmpty()) break;
                 active = runEffects(atEffects);
             }
-            Set<JourneyExecutionRepository.Goal> recorded = new java.util.HashSet<>(executions.insertGoals(goals, now));
+            Set<JourneyExecutionRepository.Goal> recorded = new HashSet<>(executions.insertGoals(goals, now));
             List<SubjectFact> facts = new ArrayList<>(goalFacts.size() + endFacts.size());
             // a goal's fact only when its row is new (an execution reaches a goal node once), before the ends:
             // an execution's goal.reached comes before its completed

@@ -51,7 +51,10 @@ public class LifecycleEventRepository {
         JOURNEY_EXECUTION_COMPLETED("journey.execution.completed"),
         /** A journey execution ended {@code failed}, with its reason (the journey worker). */
         JOURNEY_EXECUTION_FAILED("journey.execution.failed"),
-        /** A journey execution was cancelled by archiving its journey (in the archiving transaction). */
+        /**
+         * A journey execution was cancelled by archiving its journey (written by the archive's own statement,
+         * {@code JourneyRepository.cancelExecutions}: any number of rows, never through memory).
+         */
         JOURNEY_EXECUTION_CANCELLED("journey.execution.cancelled"),
         /** A journey execution reached a goal node, once per execution and node (the journey worker). */
         JOURNEY_GOAL_REACHED("journey.goal.reached");
@@ -124,7 +127,8 @@ public class LifecycleEventRepository {
      * order, with ONE statement, keeping only those whose app has an enabled webhook subscribed to the
      * kind (or to {@code *}), as V16 does for engagement facts: journey facts come several per
      * execution, and nothing but webhooks reads them, so an app without such a webhook pays no row.
-     * A webhook only ever receives facts recorded after its creation, so nothing it could receive is lost.
+     * A webhook receives only facts recorded after its creation anyway; as with engagement facts, one
+     * disabled when a fact is recorded never gets it, even if enabled again before the relay passes.
      */
     @Transactional(propagation = Propagation.MANDATORY)
     public void recordSubscribed(List<SubjectFact> facts, Instant at) {

@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -77,14 +78,33 @@ class JourneyExecutionRepository {
                 .list();
     }
 
-    /** Ends one active or waiting execution as failed; returns 1, or 0 when it had ended meanwhile. */
-    int failOne(UUID execution, String error, Instant now) {
+    /**
+     * An execution {@link #failOne} ended: {@code nodeId} where it stood, {@code externalUserId} null
+     * when its user has none (or is gone).
+     */
+    record Ended(UUID id, UUID appId, UUID journeyId, int version, UUID userId, String externalUserId, String nodeId) {
+    }
+
+    /** Ends one active or waiting execution as failed; empty when it had ended meanwhile. */
+    Optional<Ended> failOne(UUID execution, String error, Instant now) {
         return jdbc.sql("""
-                        update journey_executions
-                        set status = 'failed', node_id = null, due_at = null, ended_at = :now, updated_at = :now,
-                            last_error = :error
-                        where id = :id and status in ('active', 'waiting')""")
-                .param("id", execution).param("error", error).param("now", ts(now)).update();
+                        with old as (
+                            select id, node_id from journey_executions
+                            where id = :id and status in ('active', 'waiting')
+                            for update),
+                        ended as (
+                            update journey_executions e
+                            set status = 'failed', node_id = null, due_at = null, ended_at = :now, updated_at = :now,
+                                last_error = :error
+                            from old where e.id = old.id
+                            returning e.id, e.app_id, e.journey_id, e.version, e.user_id, old.node_id)
+                        select d.id, d.app_id, d.journey_id, d.version, d.user_id, u.external_user_id, d.node_id
+                        from ended d left join users u on u.id = d.user_id and u.app_id = d.app_id""")
+                .param("id", execution).param("error", error).param("now", ts(now))
+                .query((rs, n) -> new Ended(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class),
+                        rs.getObject("journey_id", UUID.class), rs.getInt("version"), rs.getObject("user_id", UUID.class),
+                        rs.getString("external_user_id"), rs.getString("node_id")))
+                .optional();
     }
 
     /** A version of a journey. */
@@ -128,20 +148,27 @@ class JourneyExecutionRepository {
     record Goal(UUID executionId, String nodeId, UUID appId, UUID journeyId) {
     }
 
-    /** Records goals reached (once per execution and goal node), in one statement. */
-    void insertGoals(List<Goal> goals, Instant at) {
-        if (goals.isEmpty()) return;
+    /**
+     * Records goals reached (once per execution and goal node), in one statement; returns the goals
+     * recorded now (not those an execution had reached before, nor a second reach in the same list).
+     */
+    Set<Goal> insertGoals(List<Goal> goals, Instant at) {
+        if (goals.isEmpty()) return Set.of();
         ArrayNode rows = JsonNodeFactory.instance.arrayNode();
         for (Goal g : goals) {
             rows.addObject().put("execution_id", g.executionId().toString()).put("node_id", g.nodeId())
                     .put("app_id", g.appId().toString()).put("journey_id", g.journeyId().toString());
         }
-        jdbc.sql("""
+        return jdbc.sql("""
                         insert into journey_goals (execution_id, node_id, app_id, journey_id, reached_at)
                         select g.execution_id, g.node_id, g.app_id, g.journey_id, :at
                         from jsonb_to_recordset(cast(:rows as jsonb)) as g(execution_id uuid, node_id text, app_id uuid, journey_id uuid)
-                        on conflict (execution_id, node_id) do nothing""")
-                .param("rows", json.writeValueAsString(rows)).param("at", ts(at)).update();
+                        on conflict (execution_id, node_id) do nothing
+                        returning execution_id, node_id, app_id, journey_id""")
+                .param("rows", json.writeValueAsString(rows)).param("at", ts(at))
+                .query((rs, n) -> new Goal(rs.getObject("execution_id", UUID.class), rs.getString("node_id"),
+                        rs.getObject("app_id", UUID.class), rs.getObject("journey_id", UUID.class)))
+                .set();
     }
 
     /**

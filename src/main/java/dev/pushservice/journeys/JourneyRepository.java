@@ -104,12 +104,41 @@ class JourneyRepository {
                 .param("app", appId).param("id", id).param("now", at(now)).update() == 1;
     }
 
-    /** Cancels the journey's active and waiting executions (one statement); returns how many. */
+    /**
+     * Cancels the journey's active and waiting executions and records their
+     * {@code journey.execution.cancelled} facts (reason {@code journey_archived}), in ONE statement;
+     * returns how many. The facts are inserted here rather than through
+     * {@code LifecycleEventRepository}: an archive may cancel any number of executions, which this
+     * way never pass through memory. As the lifecycle repository does for every journey fact, only when
+     * the app has an enabled webhook subscribed to the kind (or {@code *}).
+     */
     int cancelExecutions(UUID appId, UUID journeyId, Instant now) {
         return jdbc.sql("""
-                        update journey_executions set status = 'cancelled', node_id = null, ended_at = :now, updated_at = :now
-                        where app_id = :app and journey_id = :journey and status in ('active', 'waiting')""")
-                .param("app", appId).param("journey", journeyId).param("now", at(now)).update();
+                        with old as (
+                            select id, node_id from journey_executions
+                            where app_id = :app and journey_id = :journey and status in ('active', 'waiting')
+                            order by id
+                            for update),
+                        cancelled as (
+                            update journey_executions e
+                            set status = 'cancelled', node_id = null, ended_at = :now, updated_at = :now
+                            from old where e.id = old.id
+                            returning e.id, e.journey_id, e.version, e.user_id, old.node_id),
+                        facts as (
+                            insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+                            select :app, 'journey.execution.cancelled', c.id,
+                                   jsonb_build_object('journey_id', c.journey_id, 'version', c.version, 'execution_id', c.id,
+                                                      'user_id', c.user_id, 'external_user_id', u.external_user_id,
+                                                      'node_id', c.node_id, 'reason', 'journey_archived'),
+                                   :now
+                            from cancelled c
+                            left join users u on u.id = c.user_id and u.app_id = :app
+                            where exists (select 1 from webhooks w
+                                          where w.app_id = :app and w.enabled
+                                            and ('journey.execution.cancelled' = any(w.events) or '*' = any(w.events)))
+                            order by c.id)
+                        select count(*) from cancelled""")
+                .param("app", appId).param("journey", journeyId).param("now", at(now)).query(Integer.class).single();
     }
 
     Optional<Row> find(UUID appId, UUID id) {

@@ -1,5 +1,8 @@
 package dev.pushservice.journeys;
 
+import dev.pushservice.lifecycle.LifecycleEventRepository;
+import dev.pushservice.lifecycle.LifecycleEventRepository.Kind;
+import dev.pushservice.lifecycle.LifecycleEventRepository.SubjectFact;
 import dev.pushservice.notifications.NotificationService;
 import dev.pushservice.segments.FilterCompiler;
 import dev.pushservice.webhooks.WebhookService;
@@ -16,6 +19,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -65,6 +69,13 @@ import tools.jackson.databind.node.ObjectNode;
  * {@value #MAX_NODES_PER_BATCH} nodes ran without reaching a wait ({@value #LOOP_WITHOUT_WAIT}: a
  * cycle through a past {@code wait_until}, say). Thread-safe; several threads (and instances) may run
  * batches at once: they claim disjoint rows.
+ *
+ * <p>Lifecycle facts: a batch records {@code journey.goal.reached} (once per execution and goal node,
+ * as {@code journey_goals} records it), {@code journey.execution.completed} and
+ * {@code journey.execution.failed} for its executions with ONE statement
+ * ({@link LifecycleEventRepository#recordSubscribed}) in its transaction, so they commit exactly when
+ * the states they describe do and vanish with a rolled-back batch. ({@code started} is written where
+ * executions are created, V33; {@code cancelled} by the archive, {@link JourneyRepository#cancelExecutions}.)
  */
 @Service
 class JourneyRunner {
@@ -77,6 +88,9 @@ class JourneyRunner {
     static final String LOOP_WITHOUT_WAIT = "loop_without_wait";
     /** A definition has at most 100 nodes; a path without a wait visits each at most once. */
     static final int MAX_NODES_PER_BATCH = 100;
+    /** The lifecycle facts a batch may record. */
+    private static final Set<Kind> WORKER_KINDS = Set.of(Kind.JOURNEY_GOAL_REACHED, Kind.JOURNEY_EXECUTION_COMPLETED,
+            Kind.JOURNEY_EXECUTION_FAILED);
 
     /** Node types as metrics and logs name them. */
     enum NodeType {
@@ -103,6 +117,7 @@ class JourneyRunner {
     private final JourneyExecutionRepository executions;
     private final NotificationService notifications;
     private final WebhookService webhooks;
+    private final LifecycleEventRepository lifecycle;
     private final FilterCompiler compiler;
     private final TransactionTemplate transactions;
     private final Clock clock;
@@ -113,11 +128,12 @@ class JourneyRunner {
     private final Timer batchTimer;
 
     JourneyRunner(JourneyExecutionRepository executions, NotificationService notifications, WebhookService webhooks,
-                  FilterCompiler compiler, TransactionTemplate transactions, Clock clock, JsonMapper json,
-                  MeterRegistry registry) {
+                  LifecycleEventRepository lifecycle, FilterCompiler compiler, TransactionTemplate transactions, Clock clock,
+                  JsonMapper json, MeterRegistry registry) {
         this.executions = executions;
         this.notifications = notifications;
         this.webhooks = webhooks;
+        this.lifecycle = lifecycle;
         this.compiler = compiler;
         this.transactions = transactions;
         this.clock = clock;
@@ -199,12 +215,33 @@ class JourneyRunner {
      */
     void failAlone(UUID execution, String error) {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
-        Integer n = transactions.execute(status -> executions.failOne(execution, error, now));
-        if (n != null && n > 0) {
+        Boolean failed = transactions.execute(status -> executions.failOne(execution, error, now).map(e -> {
+            Map<String, Object> data = facts(e.journeyId(), e.version(), e.id(), e.userId(), e.externalUserId(), e.nodeId());
+            data.put("reason", error);
+            lifecycle.recordSubscribed(List.of(new SubjectFact(e.appId(), Kind.JOURNEY_EXECUTION_FAILED, e.id(), data)), now);
+            return true;
+        }).orElse(false));
+        if (Boolean.TRUE.equals(failed)) {
             ended.get("failed").increment();
             log.warn("Journey execution {} failed: its step failed alone {} times ({})", execution,
                     JourneyWorker.ATTEMPTS_ALONE, error);
         }
+    }
+
+    /**
+     * The {@code data} every journey fact starts with (docs/api-decisions.md "Journey lifecycle events");
+     * mutable and ordered, values may be null.
+     */
+    private static Map<String, Object> facts(UUID journeyId, int version, UUID executionId, UUID userId,
+                                             String externalUserId, String nodeId) {
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("journey_id", journeyId);
+        data.put("version", version);
+        data.put("execution_id", executionId);
+        data.put("user_id", userId);
+        data.put("external_user_id", externalUserId);
+        data.put("node_id", nodeId);
+        return data;
     }
 
     /** The definition an execution runs, from the cache or read with the batch's others. */
@@ -254,6 +291,13 @@ class JourneyRunner {
         GroupKey group() {
             return new GroupKey(row.appId(), row.journeyId(), row.version(), node);
         }
+
+        /** A fact about this execution at its current node. */
+        SubjectFact fact(Kind kind, String key, String value) {
+            Map<String, Object> data = facts(row.journeyId(), row.version(), row.id(), row.userId(), row.externalUserId(), node);
+            if (key != null) data.put(key, value);
+            return new SubjectFact(row.appId(), kind, row.id(), data);
+        }
     }
 
     private record GroupKey(UUID appId, UUID journeyId, int version, String nodeId) {
@@ -272,6 +316,15 @@ class JourneyRunner {
         final Map<NodeType, Integer> counts = new EnumMap<>(NodeType.class);
         final List<JourneyExecutionRepository.Outcome> outcomes = new ArrayList<>();
         final List<JourneyExecutionRepository.Goal> goals = new ArrayList<>();
+        /** {@code journey.goal.reached} of each of {@link #goals}, at the same index (null: its app does not listen). */
+        final List<SubjectFact> goalFacts = new ArrayList<>();
+        /**
+         * The batch's apps with a webhook subscribed to a journey kind: facts are built only for their
+         * executions (most apps have none, and a batch then sends no facts at all).
+         */
+        Set<UUID> listening = Set.of();
+        /** {@code journey.execution.completed} and {@code failed}, in the order the executions ended. */
+        final List<SubjectFact> endFacts = new ArrayList<>();
 
         Batch(Instant now) {
             this.now = now;
@@ -287,6 +340,9 @@ class JourneyRunner {
             claimed = rows.size();
             if (rows.isEmpty()) return;
             Map<JourneyExecutionRepository.VersionKey, JourneyDefinition> defs = definitionsFor(rows);
+            Set<UUID> apps = new HashSet<>();
+            rows.forEach(row -> apps.add(row.appId()));
+            listening = lifecycle.appsSubscribed(apps, WORKER_KINDS);
             List<Run> active = new ArrayList<>();
             for (var row : rows) {
                 JourneyDefinition d = defs.get(new JourneyExecutionRepository.VersionKey(row.journeyId(), row.version()));
@@ -300,7 +356,15 @@ class JourneyRunner {
                 if (atEffects.isEmpty()) break;
                 active = runEffects(atEffects);
             }
-            executions.insertGoals(goals, now);
+            Set<JourneyExecutionRepository.Goal> recorded = new HashSet<>(executions.insertGoals(goals, now));
+            List<SubjectFact> facts = new ArrayList<>(goalFacts.size() + endFacts.size());
+            // a goal's fact only when its row is new (an execution reaches a goal node once), before the ends:
+            // an execution's goal.reached comes before its completed
+            for (int i = 0; i < goals.size(); i++) {
+                if (recorded.remove(goals.get(i)) && goalFacts.get(i) != null) facts.add(goalFacts.get(i));
+            }
+            facts.addAll(endFacts);
+            lifecycle.recordSubscribed(facts, now);
             executions.update(outcomes, now);
         }
 
@@ -322,6 +386,7 @@ class JourneyRunner {
                         case JourneyNode.Split s -> move(r, s.branches().get(bucketIndex(s, r)).next());
                         case JourneyNode.Goal g -> {
                             goals.add(new JourneyExecutionRepository.Goal(r.row.id(), r.node, r.row.appId(), r.row.journeyId()));
+                            goalFacts.add(fact(r, Kind.JOURNEY_GOAL_REACHED, "goal", g.name()));
                             yield g.next() == null ? complete(r) : move(r, g.next());
                         }
                         case JourneyNode.Exit e -> complete(r);
@@ -402,6 +467,11 @@ class JourneyRunner {
             }
         }
 
+        /** A fact about {@code r} at its current node; null when its app has no webhook to receive it. */
+        private SubjectFact fact(Run r, Kind kind, String key, String value) {
+            return listening.contains(r.row.appId()) ? r.fact(kind, key, value) : null;
+        }
+
         /** Counts a node run by {@code r}; false (and the run failed) past the per-batch cap. */
         private boolean ran(Run r, JourneyNode node) {
             if (r.visits >= MAX_NODES_PER_BATCH) {
@@ -429,12 +499,16 @@ class JourneyRunner {
 
         private boolean complete(Run r) {
             outcomes.add(new JourneyExecutionRepository.Outcome(r.row.id(), "completed", null, r.step, null, now, r.error));
+            SubjectFact fact = fact(r, Kind.JOURNEY_EXECUTION_COMPLETED, null, null);
+            if (fact != null) endFacts.add(fact);
             completed++;
             return false;
         }
 
         private void fail(Run r, String error) {
             outcomes.add(new JourneyExecutionRepository.Outcome(r.row.id(), "failed", r.node, r.step, null, now, error));
+            SubjectFact fact = fact(r, Kind.JOURNEY_EXECUTION_FAILED, "reason", error);
+            if (fact != null) endFacts.add(fact);
             failed++;
         }
     }

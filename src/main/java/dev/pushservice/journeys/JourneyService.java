@@ -31,8 +31,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <p>States: created {@code draft} or {@code active}; a PATCH may set {@code draft}, {@code active},
  * {@code paused} or {@code archived}. Draft and paused journeys start no executions and hold their
  * running ones where they are; archiving (PATCH or DELETE) cancels active and waiting executions in
- * the same transaction; executions cancelled so stay cancelled when a PATCH makes the journey
- * {@code active} again (the spec's state table allows a PATCH from any state).
+ * the same transaction (with their {@code journey.execution.cancelled} facts); executions cancelled
+ * so stay cancelled when a PATCH makes the journey {@code active} again (the spec's state table
+ * allows a PATCH from any state).
  */
 @Service
 public class JourneyService {

@@ -20,6 +20,10 @@
  *       trigger on {@code events} (in the event batch's transaction), segment entries in the periodic
  *       evaluation's statement ({@code JourneyEntries}); either way only for known users, and the
  *       worker is woken after the commit.</li>
+ *   <li>Lifecycle facts ({@code journey.execution.started|completed|failed|cancelled},
+ *       {@code journey.goal.reached}) commit with the change they describe: started where the row is
+ *       created (V33's trigger), goals and ends in the worker's batch (one statement), cancelled in the
+ *       archive's statement; only for apps with a webhook subscribed to them.</li>
  *   <li>A paused journey's executions are not claimed; they continue when it is active again. Archiving
  *       (PATCH or DELETE) cancels its active and waiting executions and keeps them for stats.</li>
  * </ul>

@@ -1,5 +1,5 @@
 /**
- * The one record of what happened to notifications, devices and exports: an outbox table
+ * The one record of what happened to notifications, devices, exports and journey executions: an outbox table
  * ({@code lifecycle_events}) of lifecycle facts, each written by {@link
  * dev.pushservice.lifecycle.LifecycleEventRepository#record} in the same transaction as the change it
  * describes, so a fact exists exactly when its change committed.
@@ -12,7 +12,13 @@
  * written by triggers (V16) so the hot paths keep their single statement: {@code device.registered}
  * (an AFTER INSERT row trigger on {@code devices}: fires only for a new device, never for a
  * refresh) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based
- * insert per batch, only for apps with an enabled webhook subscribed to the kind). Rows
+ * insert per batch, only for apps with an enabled webhook subscribed to the kind). Journey facts
+ * ({@code journey.execution.*}, {@code journey.goal.reached}) are, like engagement facts, recorded
+ * only for apps with such a webhook: {@code started} by V33's statement trigger on
+ * {@code journey_executions}, the worker's through {@link
+ * dev.pushservice.lifecycle.LifecycleEventRepository#recordSubscribed} (one statement per batch),
+ * {@code cancelled} by the journeys' archive statement itself (any number of rows, never through
+ * memory). Rows
  * are never updated or deleted by their writers. Readers (webhooks, journeys) read in id order with
  * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEventRepository#after}) and never touch the
  * notification pipeline. Ids grow with commit order only approximately (a sequence): a reader that

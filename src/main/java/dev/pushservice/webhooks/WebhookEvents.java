@@ -14,7 +14,7 @@ final class WebhookEvents {
     static final String WILDCARD = "*";
     static final String TEST = "webhook.test";
 
-    /** Subscribable kinds; journey kinds join the list with journeys. */
+    /** Subscribable kinds. */
     static final List<String> CATALOGUE = List.of(
             "notification.created",
             "notification.queued",
@@ -35,6 +35,11 @@ final class WebhookEvents {
             "event.custom",
             "event.outcome",
             "export.completed",
+            "journey.execution.started",
+            "journey.execution.completed",
+            "journey.execution.failed",
+            "journey.execution.cancelled",
+            "journey.goal.reached",
             TEST);
 
     private static final Set<String> KNOWN = Set.copyOf(CATALOGUE);

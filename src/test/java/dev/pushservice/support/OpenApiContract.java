@@ -228,6 +228,18 @@ public final class OpenApiContract {
         }
     }
 
+    /**
+     * Every way {@code instance} breaks the component schema {@code name} ({@code #/components/schemas/<name>});
+     * empty when it keeps it. For what the service sends rather than answers (webhook bodies).
+     */
+    public List<String> schemaViolations(String name, JsonNode instance) {
+        String pointer = "/components/schemas/" + escape(name);
+        if (node(pointer).isMissingNode()) throw new IllegalArgumentException("no schema " + name + " in " + RESOURCE);
+        List<String> problems = new ArrayList<>();
+        for (Error e : schema(pointer).validate(instance)) problems.add(e.getInstanceLocation() + ": " + e.getMessage());
+        return problems;
+    }
+
     /** Follows a local {@code $ref} (response or header objects) to the pointer of what it names. */
     private String resolve(String pointer) {
         for (int hops = 0; hops < 10; hops++) {

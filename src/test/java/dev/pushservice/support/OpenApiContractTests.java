@@ -19,6 +19,7 @@ import tools.jackson.databind.JsonNode;
 class OpenApiContractTests {
 
     private static final OpenApiContract CONTRACT = OpenApiContract.get();
+    private static final tools.jackson.databind.json.JsonMapper JSON = tools.jackson.databind.json.JsonMapper.builder().build();
     private static final String SETTINGS = "{\"name\":\"My app\",\"timezone\":\"Europe/Berlin\","
             + "\"identity_verification\":{\"required\":false,\"issuer\":null,\"keys\":[]},\"apns\":null,\"fcm\":null,"
             + "\"webpush\":{\"vapid_public_key\":\"" + "B".repeat(87) + "\"},"
@@ -163,6 +164,21 @@ class OpenApiContractTests {
     @Test
     void everyResponseSchemaCompiles() {
         assertThat(CONTRACT.compileAll()).isEmpty();
+    }
+
+    /** The journey kinds' webhook bodies: what the service sends is held to the contract too. */
+    @Test
+    void journeyLifecycleEventBodiesAreChecked() {
+        String id = UUID.randomUUID().toString();
+        String body = "{\"type\":\"journey.execution.failed\",\"timestamp\":\"2026-11-26T10:00:00.123Z\",\"data\":"
+                + "{\"journey_id\":\"" + id + "\",\"version\":1,\"execution_id\":\"" + id + "\",\"user_id\":\"" + id + "\","
+                + "\"external_user_id\":null,\"node_id\":\"a\",\"reason\":\"user_deleted\"}}";
+        assertThat(CONTRACT.schemaViolations("JourneyLifecycleEvent", JSON.readTree(body))).isEmpty();
+        assertThat(CONTRACT.schemaViolations("JourneyLifecycleEvent", JSON.readTree(body.replace("user_deleted", "tired")))).isNotEmpty();
+        assertThat(CONTRACT.schemaViolations("JourneyLifecycleEvent",
+                JSON.readTree(body.replace("journey.execution.failed", "journey.execution.completed")))).isNotEmpty();
+        assertThat(CONTRACT.schemaViolations("JourneyLifecycleEvent",
+                JSON.readTree(body.replace("\"version\":1,", "\"version\":1,\"token\":\"x\",")))).isNotEmpty();
     }
 
     @Test

@@ -8,7 +8,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -51,10 +50,6 @@ public class LifecycleEventRepository {
         }
     }
 
-    /** One stored fact. {@code payload} is a small JSON object (ids, counts, reason codes; never a token). */
-    public record Fact(long id, UUID appId, String kind, UUID subjectId, JsonNode payload, Instant occurredAt) {
-    }
-
     private final JdbcClient jdbc;
     private final JsonMapper json;
 
@@ -95,17 +90,5 @@ public class LifecycleEventRepository {
                 .param("app", appId).param("subject", subjectId).param("kinds", kinds).param("payloads", payloads)
                 .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC))
                 .update();
-    }
-
-    /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */
-    public List<Fact> after(UUID appId, long afterId, int limit) {
-        return jdbc.sql("""
-                        select id, app_id, kind, subject_id, payload::text as payload, occurred_at
-                        from lifecycle_events where app_id = :app and id > :after order by id limit :limit""")
-                .param("app", appId).param("after", afterId).param("limit", limit)
-                .query((rs, n) -> new Fact(rs.getLong("id"), rs.getObject("app_id", UUID.class), rs.getString("kind"),
-                        rs.getObject("subject_id", UUID.class), json.readTree(rs.getString("payload")),
-                        rs.getTimestamp("occurred_at").toInstant()))
-                .list();
     }
 }

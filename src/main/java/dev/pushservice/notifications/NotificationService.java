@@ -502,12 +502,6 @@ public class NotificationService implements NotificationReferences {
         return counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending")) ? null : counts;
     }
 
-    /** What delivery renders and sends; empty when unknown. */
-    public java.util.Optional<NotificationSnapshot> snapshot(UUID appId, UUID id) {
-        return notifications.find(appId, id).map(r -> new NotificationSnapshot(appId, id, r.status(), r.priority(),
-                r.interruptionLevel(), r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.createdAt()));
-    }
-
     @Override
     public boolean exists(UUID appId, UUID notificationId) {
         return notifications.exists(appId, notificationId);

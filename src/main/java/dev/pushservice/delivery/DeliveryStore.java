@@ -80,13 +80,24 @@ public interface DeliveryStore {
      *                may be missing), frozen at fan-out when the notification has localizations, else empty
      * @param handed null for a claimed recipient; for one a fan-out page handed straight to its lane
      *               ({@link Handover}), which handover lists it: it has no row yet, recording inserts it
+     * @param claimedAt when this attempt was claimed, or handed over by its fan-out page: shortly before its
+     *                  send. A token invalidation without the provider's own time applies only to a device
+     *                  registered before it (a device registered again since keeps its token). Null: unknown
+     *                  (the recording's time is used)
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
                    String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt,
-                   List<String> locales, Handed handed) {
+                   List<String> locales, Handed handed, Instant claimedAt) {
 
         public Claimed {
             locales = locales == null ? List.of() : locales;
+        }
+
+        /** A recipient claimed at an unknown time. */
+        public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
+                       Renderer.Values values, String unsendable, Instant expiresAt, List<String> locales, Handed handed) {
+            this(notificationId, appId, deviceId, platform, token, attempts, values, unsendable, expiresAt, locales, handed,
+                    null);
         }
 
         /** A claimed recipient (its row exists): recording updates it. */

@@ -476,7 +476,7 @@ class DeliveryTests extends PeerApiTest {
             // after the fan-out: the app deletes one device, a provider declares the other's token dead
             TestApi.Response delete = api.delete("/v1/devices/" + deleted, app.publicKey());
             assertThat(delete.status()).as(delete.toString()).isIn(200, 204);
-            assertThat(devices.invalidate(app.appId(), List.of(dead), "token_unregistered", clock.instant())).containsExactly(dead);
+            assertThat(devices.invalidate(app.appId(), Map.of(dead, clock.instant()), "token_unregistered", clock.instant())).containsExactly(dead);
         } finally {
             delivery.resume();
         }

@@ -46,11 +46,15 @@ public interface DeliveryStore {
 
     /**
      * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
-     * states, devices invalidated by their provider (through the devices feature), dead letters, and
-     * for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING} every other pending
-     * recipient of that notification and platform. After the commit, moves every notification whose
-     * recipients are now all terminal to its terminal state (with its lifecycle fact and its log line,
-     * in the owner's transaction).
+     * states, dead letters, and for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING}
+     * every other pending recipient of that notification and platform. Idempotent per attempt: the
+     * same outcomes recorded again (after a failure whose commit went through) write, count and
+     * dead-letter nothing twice, and never touch a recipient claimed since for a later attempt. After
+     * the commit, invalidates the devices whose provider declared their token dead (through the devices
+     * feature) and moves every notification whose recipients are now all terminal to its terminal state
+     * (with its lifecycle fact and its log line, in the owner's transaction); a failure of those steps
+     * does not make this method throw (they are retried, or reconciled, on their own). Throws only when
+     * the recording itself may not have committed: then the caller records the same outcomes again.
      */
     void record(List<Outcome> outcomes, Instant now);
 

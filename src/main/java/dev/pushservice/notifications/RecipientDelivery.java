@@ -49,10 +49,14 @@ import tools.jackson.databind.node.ObjectNode;
  * processing notifications, per platform, {@code FOR UPDATE SKIP LOCKED}, set to {@code sending}
  * with the lease end in {@code next_attempt_at} and the attempt counted, in one statement that also
  * reads the device token and the frozen render values. Recording: one {@code UPDATE … FROM
- * jsonb_to_recordset} per chunk for every outcome; a retry of a notification cancelled meanwhile
- * becomes {@code cancelled}. After the commit: devices with dead tokens are invalidated through
- * {@link DeviceService#invalidate}, and a notification with nothing left to send is finished through
- * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line).
+ * jsonb_to_recordset} per chunk for every outcome, of rows still claimed for that attempt, and one
+ * insert for handed recipients that have no row yet: recording a batch again writes nothing twice. A
+ * retry of a notification cancelled meanwhile becomes {@code cancelled}. After the commit, each step on
+ * its own and never failing the recording: devices with dead tokens are invalidated through
+ * {@link DeviceService#invalidate} (only if registered before the provider's invalidation time, or
+ * before the attempt's claim; what fails is tried again), and a notification with nothing left to send
+ * is finished through {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line;
+ * what fails is left to {@link NotificationReconciler}).
  *
  * <p>Frequency caps are a separate step of the claim and record transactions
  * ({@link FrequencyCapping}): after the claim statement, recipients over their user's cap become
@@ -61,7 +65,8 @@ import tools.jackson.databind.node.ObjectNode;
  * not end accepted give their counted slot back.
  *
  * <p>A crash between the recording commit and the invalidation leaves the device valid: its next
- * send is rejected again and invalidates it then. Thread-safe.
+ * send is rejected again and invalidates it then. A crash before the finishing leaves it to the
+ * reconciler. Thread-safe.
  */
 @Component
 class RecipientDelivery implements DeliveryStore, DeliveryHandoff {

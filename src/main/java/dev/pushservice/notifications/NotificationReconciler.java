@@ -25,6 +25,8 @@ import org.springframework.context.annotation.Configuration;
  *   <li>A processing notification with its recipients all materialized and terminal and no handover
  *       left is finished by {@link NotificationService#finishIfDone}, as the recording would have:
  *       exact counts, {@code completed} or {@code failed}, its lifecycle fact (and so its webhook).</li>
+ *   <li>A cancelled notification cancelled with recipients in flight, none of them in flight any more,
+ *       still without its final counts, gets them the same way (reads then stop counting its rows).</li>
  *   <li>A queued or processing notification whose fan-out task was dead-lettered
  *       ({@code dead_letter_jobs}, instance = the notification's id) and is not scheduled again becomes
  *       {@code failed} once what it materialized is delivered ({@link NotificationService#failFanOut}),
@@ -56,6 +58,9 @@ class NotificationReconciler {
             if (recipients != null) recipients.retryInvalidations(clock.instant());
             int finished = 0;
             for (NotificationRepository.Unfinished n : notifications.finishedUnmarked(BATCH)) {
+                if (reconcile(n, () -> service.finishIfDone(n.appId(), n.id()))) finished++;
+            }
+            for (NotificationRepository.Unfinished n : notifications.cancelledUncounted(BATCH)) {
                 if (reconcile(n, () -> service.finishIfDone(n.appId(), n.id()))) finished++;
             }
             int failed = 0;

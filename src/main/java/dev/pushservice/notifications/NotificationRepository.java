@@ -573,6 +573,23 @@ class NotificationRepository {
     }
 
     /**
+     * Up to {@code limit} cancelled notifications still without their final counts (recipients were in
+     * flight at the cancel) with nothing left in flight: storing their counts was missed.
+     */
+    List<Unfinished> cancelledUncounted(int limit) {
+        return jdbc.sql("""
+                        select n.id, n.app_id from notifications n
+                        where n.status = 'cancelled' and n.summary is null
+                          and not exists (select 1 from notification_recipients r
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))
+                          and not exists (select 1 from notification_handovers o where o.notification_id = n.id)
+                        limit :limit""")
+                .param("limit", limit)
+                .query((rs, n) -> new Unfinished(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class)))
+                .list();
+    }
+
+    /**
      * Up to {@code limit} queued or processing notifications whose fan-out task ({@code task}) was
      * dead-lettered and is not scheduled again, with nothing of what it materialized left in flight.
      */

@@ -1084,6 +1084,26 @@ class DeliveryTests extends PeerApiTest {
     }
 
     @Test
+    void aCancelledNotificationWhoseFinalCountsWereMissedGetsThemFromTheReconciler() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        register(app, "android", TestTokens.fcm(), "");
+        register(app, "android", TestTokens.fcm(), "");
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        finished(app, id);
+        // as a cancel with recipients in flight leaves it when the instance dies after recording the last of them
+        jdbc.sql("update notifications set status = 'cancelled', summary = null where id = cast(:id as uuid)")
+                .param("id", id).update();
+
+        await().atMost(WAIT).until(() -> jdbc.sql("select summary is not null from notifications where id = cast(:id as uuid)")
+                .param("id", id).query(Boolean.class).single());
+
+        JsonNode summary = summary(app, id);
+        assertThat(summary.path("status").asString()).isEqualTo("cancelled");
+        assertThat(summary.path("counts").path("accepted").asLong()).isEqualTo(2);
+    }
+
+    @Test
     void aNotificationWhoseFanOutWasDeadLetteredFailsWithTheReason() throws Exception {
         TestApp app = newApp();
         credentials(app);

@@ -32,10 +32,10 @@ import org.springframework.context.annotation.Configuration;
  *       {@code failed} once what it materialized is delivered ({@link NotificationService#failFanOut}),
  *       its fact carrying the reason {@value NotificationService#FANOUT_FAILED}.</li>
  * </ul>
- * At most {@value #BATCH} of each per pass (more wait for the next one). Cheap: both
- * lookups read unfinished notifications through a partial index (V34) and probe the work and
+ * At most {@value #BATCH} of each per pass (more wait for the next one). Cheap: the
+ * lookups read unfinished notifications through partial indexes (V34) and probe the work and
  * handover indexes per notification. Safe with several scheduler instances: db-scheduler runs a
- * recurring task on one instance at a time, and both finishing methods lock the notification and check
+ * recurring task on one instance at a time, and the finishing methods lock the notification and check
  * it again, so finishing one concurrently with delivery's own finishing changes it once. Also retries
  * device invalidations that failed after their recording committed, on instances that deliver.
  */

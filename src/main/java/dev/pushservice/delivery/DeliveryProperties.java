@@ -21,7 +21,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param senderThreads threads per lane that render and hand messages to providers ({@code PUSH_DELIVERY_SENDER_THREADS}, 2)
  * @param lanes per lane: messages handed to a provider and not yet answered, per platform
  * @param handoff whether a fan-out hands the recipients its instance's lane has room for straight to
- *                that lane, inserted {@code sending}, instead of leaving every recipient for a claim
+ *                that lane, listed in a leased handover row and without a recipient row until their
+ *                outcome is recorded, instead of inserting every recipient {@code pending} for a claim
  *                ({@code PUSH_DELIVERY_HANDOFF}, true; see {@link Handover})
  */
 @ConfigurationProperties(prefix = "push.delivery")

@@ -46,11 +46,15 @@ public interface DeliveryStore {
 
     /**
      * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
-     * states, devices invalidated by their provider (through the devices feature), dead letters, and
-     * for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING} every other pending
-     * recipient of that notification and platform. After the commit, moves every notification whose
-     * recipients are now all terminal to its terminal state (with its lifecycle fact and its log line,
-     * in the owner's transaction).
+     * states, dead letters, and for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING}
+     * every other pending recipient of that notification and platform. Idempotent per attempt: the
+     * same outcomes recorded again (after a failure whose commit went through) write, count and
+     * dead-letter nothing twice, and never touch a recipient claimed since for a later attempt. After
+     * the commit, invalidates the devices whose provider declared their token dead (through the devices
+     * feature) and moves every notification whose recipients are now all terminal to its terminal state
+     * (with its lifecycle fact and its log line, in the owner's transaction); a failure of those steps
+     * does not make this method throw (they are retried, or reconciled, on their own). Throws only when
+     * the recording itself may not have committed: then the caller records the same outcomes again.
      */
     void record(List<Outcome> outcomes, Instant now);
 
@@ -80,13 +84,24 @@ public interface DeliveryStore {
      *                may be missing), frozen at fan-out when the notification has localizations, else empty
      * @param handed null for a claimed recipient; for one a fan-out page handed straight to its lane
      *               ({@link Handover}), which handover lists it: it has no row yet, recording inserts it
+     * @param claimedAt when this attempt was claimed, or handed over by its fan-out page: shortly before its
+     *                  send. A token invalidation without the provider's own time applies only to a device
+     *                  registered before it (a device registered again since keeps its token). Null: unknown
+     *                  (the recording's time is used)
      */
     record Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform,
                    String token, int attempts, Renderer.Values values, String unsendable, Instant expiresAt,
-                   List<String> locales, Handed handed) {
+                   List<String> locales, Handed handed, Instant claimedAt) {
 
         public Claimed {
             locales = locales == null ? List.of() : locales;
+        }
+
+        /** A recipient claimed at an unknown time. */
+        public Claimed(UUID notificationId, UUID appId, UUID deviceId, Platform platform, String token, int attempts,
+                       Renderer.Values values, String unsendable, Instant expiresAt, List<String> locales, Handed handed) {
+            this(notificationId, appId, deviceId, platform, token, attempts, values, unsendable, expiresAt, locales, handed,
+                    null);
         }
 
         /** A claimed recipient (its row exists): recording updates it. */

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -114,18 +115,27 @@ class DeviceRepository {
     }
 
     /**
-     * Marks the tokens of {@code deviceIds} invalidated (a provider said they are dead), in one
-     * statement; returns the devices that were valid until now. They stay enabled (the app may
-     * register a fresh token) but are never sent to again.
+     * Marks the tokens of the devices in {@code registeredBefore} invalidated (a provider said they are
+     * dead), in one statement, each only if it was last registered ({@code last_seen_at}, set by every
+     * registration) before its time in the map; returns the devices that were valid until now. They stay
+     * enabled (the app may register a fresh token) but are never sent to again.
      */
-    List<UUID> invalidate(UUID appId, java.util.Collection<UUID> deviceIds, String reason, java.time.Instant at) {
-        if (deviceIds.isEmpty()) return List.of();
+    List<UUID> invalidate(UUID appId, Map<UUID, java.time.Instant> registeredBefore, String reason, java.time.Instant at) {
+        if (registeredBefore.isEmpty()) return List.of();
+        String[] ids = new String[registeredBefore.size()];
+        String[] before = new String[ids.length];
+        int i = 0;
+        for (Map.Entry<UUID, java.time.Instant> e : registeredBefore.entrySet()) {
+            ids[i] = e.getKey().toString();
+            before[i++] = e.getValue().toString();
+        }
         return jdbc.sql("""
-                        update devices set invalidated_at = :at, invalidation_reason = :reason, updated_at = :at
-                        where app_id = :app and id in (:ids) and invalidated_at is null
-                        returning id""")
+                        update devices d set invalidated_at = :at, invalidation_reason = :reason, updated_at = :at
+                        from unnest(cast(:ids as uuid[]), cast(:before as timestamptz[])) as v(id, before)
+                        where d.app_id = :app and d.id = v.id and d.invalidated_at is null and d.last_seen_at < v.before
+                        returning d.id""")
                 .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC)).param("reason", reason)
-                .param("app", appId).param("ids", List.copyOf(deviceIds))
+                .param("app", appId).param("ids", ids).param("before", before)
                 .query(UUID.class).list();
     }
 

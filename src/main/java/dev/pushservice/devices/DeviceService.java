@@ -190,14 +190,21 @@ public class DeviceService {
     /**
      * Invalidates devices whose provider said their token is dead ({@code reason}: the provider's
      * reason code), set-based, with a {@code device.invalidated} lifecycle fact per device in the same
-     * transaction. Devices already invalidated are left as they are. Every later fan-out and estimate
-     * leaves them out (both select only non-invalidated devices).
+     * transaction. {@code registeredBefore} maps each device to the time its token is known dead from:
+     * the provider's own invalidation time when it gives one (APNs), else the time of the send that was
+     * refused. A device (re)registered at or after that time is left valid: the app registered its token
+     * again after the provider gave up on it, so a late answer must not undo that registration (a new
+     * token is a new device, so this concerns the same token registered again). Devices already
+     * invalidated are left as they are. Every later fan-out and estimate leaves the invalidated ones out
+     * (both select only non-invalidated devices).
      *
+     * @param at when the invalidation is recorded (the devices' {@code invalidated_at})
      * @return the devices invalidated now
      */
     @Transactional
-    public List<UUID> invalidate(UUID appId, java.util.Collection<UUID> deviceIds, String reason, java.time.Instant at) {
-        List<UUID> invalidated = devices.invalidate(appId, deviceIds, reason, at);
+    public List<UUID> invalidate(UUID appId, Map<UUID, java.time.Instant> registeredBefore, String reason,
+                                 java.time.Instant at) {
+        List<UUID> invalidated = devices.invalidate(appId, registeredBefore, reason, at);
         for (UUID id : invalidated) {
             lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, id,
                     Map.of("device_id", id, "reason", reason), at);

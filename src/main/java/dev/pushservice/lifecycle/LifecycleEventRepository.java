@@ -11,7 +11,6 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -70,10 +69,6 @@ public class LifecycleEventRepository {
         public String wire() {
             return wire;
         }
-    }
-
-    /** One stored fact. {@code payload} is a small JSON object (ids, counts, reason codes; never a token). */
-    public record Fact(long id, UUID appId, String kind, UUID subjectId, JsonNode payload, Instant occurredAt) {
     }
 
     private final JdbcClient jdbc;
@@ -167,17 +162,5 @@ public class LifecycleEventRepository {
                 .param("apps", appIds.stream().map(UUID::toString).collect(Collectors.joining(",", "{", "}")))
                 .param("kinds", kinds.stream().map(Kind::wire).collect(Collectors.joining(",", "{", "}")))
                 .query(UUID.class).list());
-    }
-
-    /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */
-    public List<Fact> after(UUID appId, long afterId, int limit) {
-        return jdbc.sql("""
-                        select id, app_id, kind, subject_id, payload::text as payload, occurred_at
-                        from lifecycle_events where app_id = :app and id > :after order by id limit :limit""")
-                .param("app", appId).param("after", afterId).param("limit", limit)
-                .query((rs, n) -> new Fact(rs.getLong("id"), rs.getObject("app_id", UUID.class), rs.getString("kind"),
-                        rs.getObject("subject_id", UUID.class), json.readTree(rs.getString("payload")),
-                        rs.getTimestamp("occurred_at").toInstant()))
-                .list();
     }
 }

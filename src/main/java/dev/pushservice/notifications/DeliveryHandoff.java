@@ -6,19 +6,15 @@ import java.util.UUID;
 
 /**
  * The seam between fan-out (this package) and delivery: how delivery learns that recipients are
- * ready. Fan-out calls it inside the transaction that commits the recipients, so a delivery
- * implementation can enqueue its own durable work (chunk tasks) atomically with them; it must not
- * do slow work or block on I/O in these calls (hand work over after commit instead).
+ * ready, and how a fan-out page hands recipients straight to this instance's lane. Fan-out calls
+ * {@link #recipientsAdded} and {@link #materialized} inside the transaction that commits the
+ * recipients; an implementation must not do slow work or block on I/O there (it acts after the
+ * commit: waking its lane, finishing a notification with nothing left to send).
+ * {@link #handover} is called outside the page's transaction and may wait for room.
  *
- * <p>Until a delivery implementation exists as a bean, nothing delivers: recipients stay
- * {@code pending} and the notification stays {@code processing} (docs/api-decisions.md). What a
- * delivery implementation does afterwards: claim pending recipients of a notification with
- * {@code FOR UPDATE SKIP LOCKED} (index {@code notification_recipients_work_idx}), mark them
- * {@code sending} before handing them to a provider, record the outcome per recipient
- * ({@code accepted}, {@code failed}, {@code invalid_token}, {@code expired}; or back to
- * {@code pending} with a later {@code next_attempt_at} to retry), and call
- * {@link NotificationService#finishIfDone} when it has made recipients terminal.
- * {@link NotificationService#snapshot} gives the content and options to render.
+ * <p>Until a delivery implementation exists as a bean ({@link RecipientDelivery}, on instances with
+ * the {@code worker} role), nothing delivers: recipients stay {@code pending} and the notification
+ * stays {@code processing} (docs/api-decisions.md). Implementations are thread-safe.
  */
 public interface DeliveryHandoff {
 

@@ -99,16 +99,20 @@ class DeliveryRecipientRepository {
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("limit", limit)
                 .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
-                .query((rs, n) -> claimed(rs, platform)).list();
+                .query((rs, n) -> claimed(rs, platform, null, now)).list();
     }
 
     /** A claimed row as delivery reads it: also how a preview reads its sample recipients. */
     static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
-        return claimed(rs, platform, null);
+        return claimed(rs, platform, null, null);
     }
 
-    /** A row as {@link #claimed(ResultSet, Platform)} reads it; {@code handed}: listed by that handover, no row yet. */
-    static Claimed claimed(ResultSet rs, Platform platform, DeliveryStore.Handed handed) throws SQLException {
+    /**
+     * A row as {@link #claimed(ResultSet, Platform)} reads it; {@code handed}: listed by that handover, no row yet;
+     * {@code claimedAt}: when the attempt was claimed or handed over.
+     */
+    static Claimed claimed(ResultSet rs, Platform platform, DeliveryStore.Handed handed, Instant claimedAt)
+            throws SQLException {
         String unsendable = rs.getString("unsendable");
         String values = unsendable == null ? rs.getString("render_values") : null;
         OffsetDateTime expiresAt = rs.getObject("expires_at", OffsetDateTime.class);
@@ -131,7 +135,7 @@ class DeliveryRecipientRepository {
         return new Claimed(rs.getObject("notification_id", UUID.class), rs.getObject("app_id", UUID.class),
                 rs.getObject("device_id", UUID.class), platform, unsendable == null ? rs.getString("token") : null,
                 rs.getInt("attempts"), new Renderer.Values(rs.getString("external_user_id"), tags, properties, null),
-                unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales, handed);
+                unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales, handed, claimedAt);
     }
 
     /** The device's locale, then its user's, as {@link NotificationRepository.RenderValues} froze them. */
@@ -145,13 +149,22 @@ class DeliveryRecipientRepository {
         return locales;
     }
 
+    /** A recipient row a recording wrote. */
+    record Written(UUID notificationId, UUID deviceId) {
+    }
+
     /**
      * Records outcomes of claimed recipients: {@code rows} is a JSON array of {@code n} (notification),
-     * {@code d} (device), {@code s} (new status), {@code e} (last error code), {@code t} (next attempt,
-     * for a retry), {@code p} (provider message id). A retry of a notification that is no longer
-     * processing (cancelled meanwhile) becomes cancelled. Only rows still claimed are touched.
+     * {@code d} (device), {@code k} (the attempt the outcome is of: the recipient's attempts as claimed),
+     * {@code s} (new status), {@code e} (last error code), {@code t} (next attempt, for a retry),
+     * {@code p} (provider message id). A retry of a notification that is no longer processing (cancelled
+     * meanwhile) becomes cancelled. Only rows still claimed for that very attempt are touched, so the
+     * same outcomes recorded again (a commit whose answer was lost) write nothing, even once the
+     * recipient was claimed again for a later attempt.
+     *
+     * @return the rows written
      */
-    int record(String rows, Instant now) {
+    List<Written> record(String rows, Instant now) {
         return jdbc.sql("""
                         update notification_recipients r
                         set status = case when v.s = 'pending'
@@ -161,9 +174,12 @@ class DeliveryRecipientRepository {
                             next_attempt_at = coalesce(v.t, r.next_attempt_at),
                             provider_message_id = coalesce(v.p, r.provider_message_id),
                             updated_at = :now
-                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text)
-                        where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'""")
-                .param("rows", rows).param("now", ts(now)).update();
+                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text)
+                        where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending' and r.attempts = v.k
+                        returning r.notification_id, r.device_id""")
+                .param("rows", rows).param("now", ts(now))
+                .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))
+                .list();
     }
 
     /**
@@ -228,15 +244,20 @@ class DeliveryRecipientRepository {
      * Records outcomes of handed recipients (listed by a handover, no row yet): inserts their rows with
      * their outcome, attempts counted, notification, app, due time and expiry from their handover.
      * Counts them recorded on their handover and deletes a handover once all it lists are recorded. A
-     * recipient whose handover is gone (its lease ended and a claim gave it a row) is not inserted;
-     * one whose row such a claim inserted and nobody claimed yet gets this outcome instead of a second
-     * send. A retry of a notification that is no longer processing becomes cancelled.
+     * recipient whose handover is gone (its lease ended and a claim gave it a row; or every recipient it
+     * listed is recorded) is not inserted, and neither is one that has a row already: a handed outcome
+     * is its first attempt's, and a row means that attempt was recorded (this outcome recorded once
+     * before) or given to the claim. A retry of a notification that is no longer processing becomes
+     * cancelled.
+     *
+     * @return the rows inserted
      */
-    int recordHanded(HandedRows rows, Instant now) {
-        // Counted on the handover are the rows this statement inserted (or moved on from a reclaimed
-        // pending row), never the outcomes it was given: a batch recorded again (its commit went through
-        // but the answer was lost) counts nothing twice, so no handover is deleted while recipients it
-        // lists are still unrecorded.
+    List<Written> recordHanded(HandedRows rows, Instant now) {
+        // Counted on the handover are the rows this statement inserted, never the outcomes it was given:
+        // a batch recorded again (its commit went through but the answer was lost, or a step after the
+        // commit failed) inserts and counts nothing, so no handover is deleted while recipients it lists
+        // are still unrecorded. An update on conflict would not do: a retry recorded once left a pending
+        // row, which the same outcome recorded again matched and counted a second time.
         return jdbc.sql("""
                         with v as materialized (
                             select * from unnest(cast(:h as bigint[]), cast(:d as uuid[]), cast(:pl as text[]),
@@ -255,11 +276,7 @@ class DeliveryRecipientRepository {
                                    v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
                                    case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
                             from v join notification_handovers o on o.id = v.h
-                            on conflict (notification_id, device_id) do update
-                                set status = excluded.status, attempts = excluded.attempts, last_error = excluded.last_error,
-                                    next_attempt_at = excluded.next_attempt_at,
-                                    provider_message_id = excluded.provider_message_id, updated_at = excluded.updated_at
-                                where notification_recipients.status = 'pending'
+                            on conflict (notification_id, device_id) do nothing
                             returning notification_id, device_id),
                         c as (select v.h, count(*) as n from ins
                               join v on v.d = ins.device_id
@@ -269,13 +286,15 @@ class DeliveryRecipientRepository {
                                  where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
                         counted as (update notification_handovers o set recorded = o.recorded + c.n from c
                                     where o.id = c.h and o.recorded + c.n < o.handed returning o.id)
-                        select count(*) from ins""")
+                        select notification_id, device_id from ins""")
                 .param("h", HandedRows.array(rows.handovers)).param("d", HandedRows.array(rows.devices))
                 .param("pl", HandedRows.array(rows.platforms)).param("u", HandedRows.array(rows.users))
                 .param("x", HandedRows.array(rows.externalUserIds)).param("k", HandedRows.array(rows.attempts))
                 .param("s", HandedRows.array(rows.statuses)).param("e", HandedRows.array(rows.errors))
                 .param("t", HandedRows.array(rows.retryAts)).param("p", HandedRows.array(rows.providerIds))
-                .param("now", ts(now)).query(Integer.class).single();
+                .param("now", ts(now))
+                .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))
+                .list();
     }
 
     /**

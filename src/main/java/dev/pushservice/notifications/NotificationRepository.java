@@ -319,7 +319,7 @@ class NotificationRepository {
             String platform = rs.getString("platform");
             if (platform != null) {
                 handed.add(DeliveryRecipientRepository.claimed(rs, Platform.fromValue(platform).orElseThrow(),
-                        new DeliveryStore.Handed(rs.getLong("handover_id"), rs.getObject("user_id", UUID.class))));
+                        new DeliveryStore.Handed(rs.getLong("handover_id"), rs.getObject("user_id", UUID.class)), now));
             }
         });
         return new HandedPage(page[0], perPlatform, handed);
@@ -548,6 +548,64 @@ class NotificationRepository {
                         where app_id = :app and id = :id and recipient_count is null
                         returning recipient_count""")
                 .param("now", ts(now)).param("app", appId).param("id", id).query(Integer.class).optional();
+    }
+
+    /** A notification the reconciler looks at. */
+    record Unfinished(UUID id, UUID appId) {
+    }
+
+    /**
+     * Up to {@code limit} processing notifications whose recipients are all materialized and terminal,
+     * no handover left: their finishing was missed (the reconciler). One index range over unfinished
+     * notifications, two index probes each.
+     */
+    List<Unfinished> finishedUnmarked(int limit) {
+        return jdbc.sql("""
+                        select n.id, n.app_id from notifications n
+                        where n.status = 'processing' and n.recipient_count is not null
+                          and not exists (select 1 from notification_recipients r
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))
+                          and not exists (select 1 from notification_handovers o where o.notification_id = n.id)
+                        limit :limit""")
+                .param("limit", limit)
+                .query((rs, n) -> new Unfinished(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class)))
+                .list();
+    }
+
+    /**
+     * Up to {@code limit} cancelled notifications still without their final counts (recipients were in
+     * flight at the cancel) with nothing left in flight: storing their counts was missed.
+     */
+    List<Unfinished> cancelledUncounted(int limit) {
+        return jdbc.sql("""
+                        select n.id, n.app_id from notifications n
+                        where n.status = 'cancelled' and n.summary is null
+                          and not exists (select 1 from notification_recipients r
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))
+                          and not exists (select 1 from notification_handovers o where o.notification_id = n.id)
+                        limit :limit""")
+                .param("limit", limit)
+                .query((rs, n) -> new Unfinished(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class)))
+                .list();
+    }
+
+    /**
+     * Up to {@code limit} queued or processing notifications whose fan-out task ({@code task}) was
+     * dead-lettered and is not scheduled again, with nothing of what it materialized left in flight.
+     */
+    List<Unfinished> fanOutDeadLettered(String task, int limit) {
+        return jdbc.sql("""
+                        select n.id, n.app_id from notifications n
+                        where n.status in ('queued', 'processing') and n.recipient_count is null
+                          and exists (select 1 from dead_letter_jobs j where j.task_name = :task and j.task_instance = n.id::text)
+                          and not exists (select 1 from scheduled_tasks t where t.task_name = :task and t.task_instance = n.id::text)
+                          and not exists (select 1 from notification_recipients r
+                                          where r.notification_id = n.id and r.status in ('pending', 'sending'))
+                          and not exists (select 1 from notification_handovers o where o.notification_id = n.id)
+                        limit :limit""")
+                .param("task", task).param("limit", limit)
+                .query((rs, n) -> new Unfinished(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class)))
+                .list();
     }
 
     /** Whether the notification has a recipient pending or sending, or a handover (through their indexes). */

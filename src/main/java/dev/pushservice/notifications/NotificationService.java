@@ -493,6 +493,34 @@ public class NotificationService implements NotificationReferences {
         log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
     }
 
+    /** The reason a notification failed because its fan-out was dead-lettered (its {@code notification.failed} fact). */
+    static final String FANOUT_FAILED = "fanout_failed";
+
+    /**
+     * Fails a queued or processing notification whose fan-out task was dead-lettered (its attempts ran
+     * out, or it failed permanently), once nothing it materialized is in flight: the audience was not
+     * reached in full. Its recipient count becomes what was materialized, its counts are stored as
+     * final, and its {@code notification.failed} fact carries {@code reason} {@value #FANOUT_FAILED}.
+     * Does nothing when it is terminal already, its fan-out finished, or work is left (the caller
+     * checked the dead letter). Called by the reconciler ({@link NotificationReconciler}).
+     */
+    @Transactional
+    public void failFanOut(UUID appId, UUID id) {
+        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
+        if (row == null || !(QUEUED.equals(row.status()) || PROCESSING.equals(row.status())) || row.recipientCount() != null) return;
+        if (notifications.hasWorkLeft(id)) return;
+        Instant now = clock.instant();
+        int recipients = notifications.setRecipientCount(appId, id, now).orElse(0);
+        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
+        long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
+        long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
+        notifications.finish(appId, id, FAILED, now, summary(counts));
+        lifecycle.record(appId, Kind.NOTIFICATION_FAILED, id, Map.of("notification_id", id, "recipients", recipients,
+                "accepted", accepted, "failed", failed, "reason", FANOUT_FAILED), now);
+        log.warn("Notification {} failed: its fan-out was dead-lettered after {} of its recipient(s) were materialized"
+                + " ({} accepted, {} failed)", id, recipients, accepted, failed);
+    }
+
     /** The notification's counts when none of its recipients is pending or in flight any more, else null. */
     private List<NotificationRepository.Count> finalCounts(UUID appId, UUID id) {
         // a look through the work index first: counting every recipient of a large send while most are
@@ -500,12 +528,6 @@ public class NotificationService implements NotificationReferences {
         if (notifications.hasWorkLeft(id)) return null;
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
         return counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending")) ? null : counts;
-    }
-
-    /** What delivery renders and sends; empty when unknown. */
-    public java.util.Optional<NotificationSnapshot> snapshot(UUID appId, UUID id) {
-        return notifications.find(appId, id).map(r -> new NotificationSnapshot(appId, id, r.status(), r.priority(),
-                r.interruptionLevel(), r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.createdAt()));
     }
 
     @Override

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,6 +28,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Component;
@@ -46,10 +49,14 @@ import tools.jackson.databind.node.ObjectNode;
  * processing notifications, per platform, {@code FOR UPDATE SKIP LOCKED}, set to {@code sending}
  * with the lease end in {@code next_attempt_at} and the attempt counted, in one statement that also
  * reads the device token and the frozen render values. Recording: one {@code UPDATE … FROM
- * jsonb_to_recordset} per chunk for every outcome; a retry of a notification cancelled meanwhile
- * becomes {@code cancelled}. After the commit: devices with dead tokens are invalidated through
- * {@link DeviceService#invalidate}, and a notification with nothing left to send is finished through
- * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line).
+ * jsonb_to_recordset} per chunk for every outcome, of rows still claimed for that attempt, and one
+ * insert for handed recipients that have no row yet: recording a batch again writes nothing twice. A
+ * retry of a notification cancelled meanwhile becomes {@code cancelled}. After the commit, each step on
+ * its own and never failing the recording: devices with dead tokens are invalidated through
+ * {@link DeviceService#invalidate} (only if registered before the provider's invalidation time, or
+ * before the attempt's claim; what fails is tried again), and a notification with nothing left to send
+ * is finished through {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line;
+ * what fails is left to {@link NotificationReconciler}).
  *
  * <p>Frequency caps are a separate step of the claim and record transactions
  * ({@link FrequencyCapping}): after the claim statement, recipients over their user's cap become
@@ -58,7 +65,8 @@ import tools.jackson.databind.node.ObjectNode;
  * not end accepted give their counted slot back.
  *
  * <p>A crash between the recording commit and the invalidation leaves the device valid: its next
- * send is rejected again and invalidates it then. Thread-safe.
+ * send is rejected again and invalidates it then. A crash before the finishing leaves it to the
+ * reconciler. Thread-safe.
  */
 @Component
 class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
@@ -276,13 +284,14 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         DeliveryRecipientRepository.HandedRows handedRows = new DeliveryRecipientRepository.HandedRows(outcomes.size());
         Set<String> unconfigured = new LinkedHashSet<>();
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
-        List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
-        Map<UUID, Map<String, List<UUID>>> invalid = new LinkedHashMap<>();
+        Map<DeliveryRecipientRepository.Written, DeadLetterRepository.Entry> deadLetters = new LinkedHashMap<>();
+        Map<DeliveryRecipientRepository.Written, Invalid> invalid = new LinkedHashMap<>();
         Map<UUID, UUID> touched = new LinkedHashMap<>();
         ArrayNode unaccepted = JsonNodeFactory.instance.arrayNode();
         for (Outcome o : outcomes) {
             Claimed r = o.recipient();
             touched.put(r.notificationId(), r.appId());
+            DeliveryRecipientRepository.Written key = new DeliveryRecipientRepository.Written(r.notificationId(), r.deviceId());
             String status;
             String error = null;
             Instant retryAt = null;
@@ -296,8 +305,11 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     status = x.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED;
                     error = x.reason();
                     if (x.invalidatesDevice()) {
-                        invalid.computeIfAbsent(r.appId(), k -> new LinkedHashMap<>())
-                                .computeIfAbsent(x.reason(), k -> new ArrayList<>()).add(r.deviceId());
+                        // dead from the provider's own time when it says (APNs), else from this attempt's
+                        // claim, which came before its send (DeviceService#invalidate)
+                        Instant since = x.invalidatedAt() != null ? x.invalidatedAt()
+                                : r.claimedAt() != null ? r.claimedAt() : now;
+                        invalid.put(key, new Invalid(r.appId(), r.deviceId(), x.reason(), since));
                     }
                     if (DeliveryReasons.CREDENTIALS_MISSING.equals(x.reason())
                             && unconfigured.add(r.notificationId() + "/" + r.platform().value())) {
@@ -313,7 +325,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     status = x.expired() ? States.EXPIRED : States.FAILED;
                     error = x.reason();
                     if (!x.expired()) {
-                        deadLetters.add(new DeadLetterRepository.Entry("notification " + r.notificationId() + " device " + r.deviceId(),
+                        deadLetters.put(key, new DeadLetterRepository.Entry("notification " + r.notificationId() + " device " + r.deviceId(),
                                 r.attempts(), x.why() + ": " + x.reason()));
                     }
                 }
@@ -328,25 +340,95 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 continue;
             }
             if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
-            rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("s", status)
-                    .put("e", error).put("t", retryAt == null ? null : retryAt.toString()).put("p", providerId);
+            rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("k", r.attempts())
+                    .put("s", status).put("e", error).put("t", retryAt == null ? null : retryAt.toString()).put("p", providerId);
         }
-        int failedAtOnce = recipients.inTransaction(() -> {
-            if (!rows.isEmpty()) recipients.record(rows.toString(), now);
-            if (!handedRows.isEmpty()) recipients.recordHanded(handedRows, now);
-            recipients.deadLetters(deadLetters);
+        Recorded recorded = recipients.inTransaction(() -> {
+            Set<DeliveryRecipientRepository.Written> written = new HashSet<>();
+            if (!rows.isEmpty()) written.addAll(recipients.record(rows.toString(), now));
+            if (!handedRows.isEmpty()) written.addAll(recipients.recordHanded(handedRows, now));
+            // only outcomes written now have effects: the same batch recorded again (a commit whose answer
+            // was lost) writes no row, so it dead-letters and invalidates nothing twice
+            List<DeadLetterRepository.Entry> letters = new ArrayList<>();
+            deadLetters.forEach((key, entry) -> {
+                if (written.contains(key)) letters.add(entry);
+            });
+            recipients.deadLetters(letters);
             // the app has no credentials for the platform: fail the rest at once instead of sending each
             int failed = unconfiguredRows.isEmpty() ? 0 : recipients.failUnconfigured(unconfiguredRows.toString(), now);
-            // ---- frequency caps: sends that ended other than accepted give their slot back ----
+            // ---- frequency caps: sends that ended other than accepted give their slot back (by status: repeatable) ----
             if (!unaccepted.isEmpty()) caps.released(unaccepted.toString());
             if (failed > 0) caps.releasedAll(unconfiguredNotifications(unconfiguredRows));
-            return failed;
+            List<Invalid> dead = new ArrayList<>();
+            invalid.forEach((key, device) -> {
+                if (written.contains(key)) dead.add(device);
+            });
+            return new Recorded(failed, dead);
         });
-        if (failedAtOnce > 0) {
-            log.info("{} pending recipient(s) failed at once: no credentials for their platform", failedAtOnce);
+        if (recorded.failedAtOnce() > 0) {
+            log.info("{} pending recipient(s) failed at once: no credentials for their platform", recorded.failedAtOnce());
         }
-        invalid.forEach((app, byReason) -> byReason.forEach((reason, ids) -> devices.invalidate(app, ids, reason, now)));
+        // after the commit, each step on its own: a failure here never fails the recording (which the lane would
+        // then record again); the invalidations are tried again later, the finishing falls to the reconciler
+        invalidate(recorded.invalid(), now);
         finishAll(touched);
+    }
+
+    /** A device whose token its provider declared dead, {@code since} then. */
+    private record Invalid(UUID appId, UUID deviceId, String reason, Instant since) {
+    }
+
+    private record Recorded(int failedAtOnce, List<Invalid> invalid) {
+    }
+
+    /** Invalidations that failed after their recording committed, tried again at the next recording and reconciliation. */
+    private final ConcurrentLinkedQueue<Invalid> invalidationsToRetry = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger invalidationsWaiting = new AtomicInteger();
+    /**
+     * At most this many failed invalidations wait in memory; beyond it (the database has been failing for
+     * long) one is dropped: its device's next send is refused again and invalidates it then.
+     */
+    static final int INVALIDATIONS_KEPT = 10_000;
+
+    /**
+     * Invalidates {@code devices} (with those that failed before) through the devices feature, one
+     * statement per app and reason. Never throws: what fails waits for the next try. A crash loses the
+     * waiting ones: their devices' next send is refused again and invalidates them then.
+     */
+    private void invalidate(List<Invalid> devices, Instant now) {
+        List<Invalid> all = new ArrayList<>(devices);
+        Invalid retry;
+        while ((retry = invalidationsToRetry.poll()) != null) {
+            invalidationsWaiting.decrementAndGet();
+            all.add(retry);
+        }
+        if (all.isEmpty()) return;
+        Map<UUID, Map<String, Map<UUID, Instant>>> byApp = new LinkedHashMap<>();
+        for (Invalid d : all) {
+            // a device refused twice: the later time covers both
+            byApp.computeIfAbsent(d.appId(), k -> new LinkedHashMap<>()).computeIfAbsent(d.reason(), k -> new LinkedHashMap<>())
+                    .merge(d.deviceId(), d.since(), (a, b) -> a.isAfter(b) ? a : b);
+        }
+        byApp.forEach((app, byReason) -> byReason.forEach((reason, since) -> {
+            try {
+                this.devices.invalidate(app, since, reason, now);
+            } catch (RuntimeException e) {
+                log.warn("{} device(s) with dead tokens could not be invalidated, trying again later: {}", since.size(),
+                        e.toString());
+                since.forEach((device, at) -> {
+                    if (invalidationsWaiting.incrementAndGet() > INVALIDATIONS_KEPT) {
+                        invalidationsWaiting.decrementAndGet();
+                        return;
+                    }
+                    invalidationsToRetry.add(new Invalid(app, device, reason, at));
+                });
+            }
+        }));
+    }
+
+    /** Tries again the invalidations that failed (the reconciler calls it when no recording does). */
+    void retryInvalidations(Instant now) {
+        if (!invalidationsToRetry.isEmpty()) invalidate(List.of(), now);
     }
 
     /** Recipients {@link #cancelStranded} ends per transaction, plus those of up to {@link #STRANDED_HANDOVERS} handovers. */
@@ -396,10 +478,28 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return ids;
     }
 
-    /** Finishes the notifications among {@code touched} that have nothing left to send. */
+    /**
+     * Finishes the notifications among {@code touched} that have nothing left to send. Never throws (it
+     * runs after commits that must not be undone or repeated): a notification it could not finish is
+     * finished by the reconciler ({@link NotificationReconciler}).
+     */
     private void finishAll(Map<UUID, UUID> touched) {
+        List<UUID> done;
+        try {
+            done = recipients.nothingLeft(touched.keySet());
+        } catch (RuntimeException e) {
+            log.warn("Could not look for finished notifications among {}, left to the reconciler: {}", touched.size(),
+                    e.toString());
+            return;
+        }
         // finishIfDone locks the notification: if the fan-out is still setting the count it waits for it
-        for (UUID id : recipients.nothingLeft(touched.keySet())) service.finishIfDone(touched.get(id), id);
+        for (UUID id : done) {
+            try {
+                service.finishIfDone(touched.get(id), id);
+            } catch (RuntimeException e) {
+                log.warn("Notification {} could not be finished, left to the reconciler: {}", id, e.toString());
+            }
+        }
     }
 
     @Override

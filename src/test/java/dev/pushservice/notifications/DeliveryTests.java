@@ -476,7 +476,7 @@ class DeliveryTests extends PeerApiTest {
             // after the fan-out: the app deletes one device, a provider declares the other's token dead
             TestApi.Response delete = api.delete("/v1/devices/" + deleted, app.publicKey());
             assertThat(delete.status()).as(delete.toString()).isIn(200, 204);
-            assertThat(devices.invalidate(app.appId(), List.of(dead), "token_unregistered", clock.instant())).containsExactly(dead);
+            assertThat(devices.invalidate(app.appId(), Map.of(dead, clock.instant()), "token_unregistered", clock.instant())).containsExactly(dead);
         } finally {
             delivery.resume();
         }
@@ -928,6 +928,273 @@ class DeliveryTests extends PeerApiTest {
                         select count(distinct notification_id) from frequency_cap_sends
                         where app_id = :app group by subject""").param("app", app.appId()).query(Long.class).list())
                 .as("every user holds exactly two counted sends").hasSize(users).containsOnly(2L);
+    }
+
+    // ---- every outcome recorded once; notifications finished whatever was missed ------------------
+
+    /** Records {@code batch} as a lane does (Lane#recordDurably): a recording that throws is recorded again, whole. */
+    private void recordAsALaneDoes(List<DeliveryStore.Outcome> batch) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                store.record(batch, clock.instant());
+                return;
+            } catch (RuntimeException e) {
+                if (attempt == 5) throw e;
+            }
+        }
+    }
+
+    private static DeliveryStore.Claimed handed(UUID notification, UUID app, UUID device, long handover) {
+        return new DeliveryStore.Claimed(notification, app, device, Platform.ANDROID, "token", 1,
+                new dev.pushservice.templates.Renderer.Values(null, null, null, null), null, null, List.of(),
+                new DeliveryStore.Handed(handover, null));
+    }
+
+    /**
+     * Makes the next update of {@code device}'s row fail once, as a lock timeout or a dropped connection
+     * would: a trigger that raises an error the first time only (a sequence counts, whatever rolls back).
+     * Returns what drops it again.
+     */
+    private Runnable failNextUpdateOnce(UUID device) {
+        String name = "fail_once_" + device.toString().replace("-", "");
+        jdbc.sql("create sequence " + name).update();
+        jdbc.sql("create function " + name + "() returns trigger language plpgsql as $$ begin"
+                + " if new.id = '" + device + "' and nextval('" + name + "') = 1 then"
+                + " raise exception 'injected fault: the first update of this device fails'; end if;"
+                + " return new; end $$").update();
+        jdbc.sql("create trigger " + name + " before update on devices for each row execute function " + name + "()").update();
+        return () -> {
+            jdbc.sql("drop trigger " + name + " on devices").update();
+            jdbc.sql("drop function " + name + "()").update();
+            jdbc.sql("drop sequence " + name).update();
+        };
+    }
+
+    @Test
+    void aStepAfterTheRecordingCommitFailingNeitherCountsAHandedRetryTwiceNorDropsTheHandoverLaterOutcomes() {
+        // one handover lists three recipients: one whose send is to be retried, one whose token is dead, one
+        // answered later. Invalidating the dead device (a step after the recording's commit) fails once.
+        TestApp app = newApp();
+        UUID dead = register(app, "android", TestTokens.fcm(), "");
+        UUID notification = UUID.randomUUID();
+        UUID retried = UUID.randomUUID();
+        UUID later = UUID.randomUUID();
+        long handover = jdbc.sql("""
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                                                            device_ids, platforms, user_ids, external_user_ids)
+                        values (:n, :app, now() + interval '1 minute', now(), 3,
+                                array[cast(:r as uuid), cast(:d as uuid), cast(:l as uuid)], array['android', 'android', 'android'],
+                                array[cast(null as uuid), null, null], array[cast(null as text), null, null])
+                        returning id""")
+                .param("n", notification).param("app", app.appId()).param("r", retried).param("d", dead).param("l", later)
+                .query(Long.class).single();
+        Runnable drop = failNextUpdateOnce(dead);
+        try {
+            recordAsALaneDoes(List.of(
+                    new DeliveryStore.Retry(handed(notification, app.appId(), retried, handover), "provider_unavailable",
+                            clock.instant().plusSeconds(60)),
+                    new DeliveryStore.Rejected(handed(notification, app.appId(), dead, handover), "token_unregistered", true, null)));
+            assertThat(jdbc.sql("select recorded from notification_handovers where id = :id").param("id", handover)
+                    .query(Integer.class).optional()).as("each outcome counted once on its handover").contains(2);
+
+            recordAsALaneDoes(List.of(new DeliveryStore.Accepted(handed(notification, app.appId(), later, handover), "fcm-1")));
+        } finally {
+            drop.run();
+        }
+        Map<String, String> rows = new HashMap<>();
+        jdbc.sql("select device_id, status, attempts from notification_recipients where notification_id = :n")
+                .param("n", notification)
+                .query(rs -> {
+                    rows.put(rs.getString("device_id"), rs.getString("status") + "/" + rs.getInt("attempts"));
+                });
+        assertThat(rows).as("every recipient the handover listed has its row, with its outcome, once").containsOnly(
+                Map.entry(retried.toString(), "pending/1"), Map.entry(dead.toString(), "invalid_token/1"),
+                Map.entry(later.toString(), "accepted/1"));
+        assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)
+                .query(Long.class).single()).as("deleted once all it lists are recorded").isZero();
+        assertThat(jdbc.sql("select invalidated_at is not null from devices where id = :id").param("id", dead)
+                .query(Boolean.class).single()).as("the failed invalidation was tried again").isTrue();
+        assertThat(jdbc.sql("select count(*) from lifecycle_events where kind = 'device.invalidated' and subject_id = :id")
+                .param("id", dead).query(Long.class).single()).isEqualTo(1);
+    }
+
+    @Test
+    void anOutcomeRecordedAgainAfterItsRecipientWasClaimedForTheNextAttemptChangesNothing() {
+        // a claimed recipient's first attempt was recorded (a retry), then it was claimed for its second
+        // attempt; the first outcome recorded again (its commit went through, its answer was lost) must not
+        // touch the second attempt's claim
+        TestApp app = newApp();
+        UUID notification = UUID.randomUUID();
+        UUID device = UUID.randomUUID();
+        jdbc.sql("""
+                        insert into notification_recipients (notification_id, device_id, app_id, platform, status, attempts,
+                                                             next_attempt_at, due_at, updated_at)
+                        values (:n, :d, :app, 'android', 'sending', 2, now() + interval '2 minutes', now(), now())""")
+                .param("n", notification).param("d", device).param("app", app.appId()).update();
+        DeliveryStore.Claimed first = new DeliveryStore.Claimed(notification, app.appId(), device, Platform.ANDROID, "token", 1,
+                new dev.pushservice.templates.Renderer.Values(null, null, null, null));
+
+        store.record(List.of(new DeliveryStore.Retry(first, "provider_unavailable", clock.instant().plusSeconds(5))),
+                clock.instant());
+
+        assertThat(jdbc.sql("select status || '/' || attempts from notification_recipients where notification_id = :n")
+                .param("n", notification).query(String.class).single()).isEqualTo("sending/2");
+    }
+
+    /** Makes the notification look as a crash right after its last outcome's commit leaves it: processing, unfinished. */
+    private void unfinish(String id) {
+        jdbc.sql("""
+                        update notifications set status = 'processing', finished_at = null, summary = null
+                        where id = cast(:id as uuid)""").param("id", id).update();
+        jdbc.sql("""
+                        delete from lifecycle_events where subject_id = cast(:id as uuid)
+                          and kind in ('notification.completed', 'notification.failed')""").param("id", id).update();
+    }
+
+    private long facts(String kind, String subject) {
+        return jdbc.sql("select count(*) from lifecycle_events where kind = :kind and subject_id = cast(:id as uuid)")
+                .param("kind", kind).param("id", subject).query(Long.class).single();
+    }
+
+    @Test
+    void aNotificationWhoseFinishingWasMissedIsFinishedByTheReconcilerWithExactCounts() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String deadToken = TestTokens.fcm();
+        FCM.replyFor(deadToken, LocalFcmServer.Reply.unregistered());
+        register(app, "android", deadToken, "");
+        register(app, "android", TestTokens.fcm(), "");
+        register(app, "android", TestTokens.fcm(), "");
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        assertThat(finished(app, id).path("status").asString()).isEqualTo("completed");
+        // every recipient is terminal, and the instance died before it finished the notification
+        unfinish(id);
+        assertThat(summary(app, id).path("status").asString()).isEqualTo("processing");
+
+        JsonNode summary = finished(app, id);
+
+        assertThat(summary.path("status").asString()).isEqualTo("completed");
+        assertThat(summary.path("recipient_count").asLong()).isEqualTo(3);
+        assertThat(summary.path("accepted_count").asLong()).isEqualTo(2);
+        assertThat(summary.path("failed_count").asLong()).isEqualTo(1);
+        assertThat(summary.path("counts").path("invalid_token").asLong()).isEqualTo(1);
+        assertThat(jdbc.sql("select summary is not null from notifications where id = cast(:id as uuid)").param("id", id)
+                .query(Boolean.class).single()).as("its counts are stored, final").isTrue();
+        assertThat(facts("notification.completed", id)).as("its fact, which its webhook is sent from").isEqualTo(1);
+    }
+
+    @Test
+    void aCancelledNotificationWhoseFinalCountsWereMissedGetsThemFromTheReconciler() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        register(app, "android", TestTokens.fcm(), "");
+        register(app, "android", TestTokens.fcm(), "");
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        finished(app, id);
+        // as a cancel with recipients in flight leaves it when the instance dies after recording the last of them
+        jdbc.sql("update notifications set status = 'cancelled', summary = null where id = cast(:id as uuid)")
+                .param("id", id).update();
+
+        await().atMost(WAIT).until(() -> jdbc.sql("select summary is not null from notifications where id = cast(:id as uuid)")
+                .param("id", id).query(Boolean.class).single());
+
+        JsonNode summary = summary(app, id);
+        assertThat(summary.path("status").asString()).isEqualTo("cancelled");
+        assertThat(summary.path("counts").path("accepted").asLong()).isEqualTo(2);
+    }
+
+    @Test
+    void aNotificationWhoseFanOutWasDeadLetteredFailsWithTheReason() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        register(app, "android", TestTokens.fcm(), "");
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"androids\",\"filter\":{\"field\":\"platform\",\"operator\":\"eq\",\"value\":\"android\"}}");
+        assertThat(segment.status()).as(segment.toString()).isEqualTo(201);
+        String scheduledAt = clock.instant().plus(Duration.ofHours(1)).toString();
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"segment\",\"segment_id\":\""
+                + segment.json().path("segment_id").asString() + "\"},\"scheduled_at\":\"" + scheduledAt + "\"}");
+        // its audience names a segment version that is gone (a permanent failure: the fan-out is dead-lettered
+        // at once), and it is due now
+        jdbc.sql("""
+                        update notifications set audience = jsonb_set(audience, '{segment,version}', '999'),
+                                                 scheduled_at = now() - interval '1 second'
+                        where id = cast(:id as uuid)""").param("id", id).update();
+        await().atMost(WAIT).until(() -> jdbc.sql("""
+                        select count(*) from dead_letter_jobs where task_name = 'notification-fanout' and task_instance = :id""")
+                .param("id", id).query(Long.class).single() == 1);
+
+        JsonNode summary = finished(app, id);
+
+        assertThat(summary.path("status").asString()).isEqualTo("failed");
+        assertThat(summary.path("recipient_count").asLong()).isZero();
+        JsonNode fact = JSON.readTree(jdbc.sql("""
+                        select payload::text from lifecycle_events
+                        where kind = 'notification.failed' and subject_id = cast(:id as uuid)""")
+                .param("id", id).query(String.class).single());
+        assertThat(fact.path("reason").asString()).isEqualTo("fanout_failed");
+    }
+
+    @Test
+    void aLateUnregisteredFromApnsLeavesADeviceRegisteredAgainSinceItsTimestampValid() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String again = TestTokens.apns();
+        String gone = TestTokens.apns();
+        UUID againDevice = register(app, "ios", again, "");
+        UUID goneDevice = register(app, "ios", gone, "");
+        // APNs says both tokens stopped being valid at this instant; the app then registers one of them again
+        Instant unregisteredAt = Instant.now();
+        APNS_UNREGISTERED.put(again, unregisteredAt);
+        APNS_UNREGISTERED.put(gone, unregisteredAt);
+        try {
+            Thread.sleep(10); // the registration below comes after that instant, whatever the clocks' resolution
+            assertThat(registerAgain(app, "ios", again)).as("the same token is the same device").isEqualTo(againDevice);
+
+            String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+            finished(app, id);
+            Map<UUID, JsonNode> rows = recipients(app, id);
+            assertThat(rows.get(againDevice).path("status").asString()).isEqualTo("invalid_token");
+            assertThat(rows.get(goneDevice).path("status").asString()).isEqualTo("invalid_token");
+        } finally {
+            APNS_UNREGISTERED.remove(again);
+            APNS_UNREGISTERED.remove(gone);
+        }
+        assertThat(invalidated(goneDevice)).as("registered before APNs' timestamp: invalidated").isTrue();
+        assertThat(invalidated(againDevice)).as("registered again after APNs' timestamp: stays valid").isFalse();
+        assertThat(facts("device.invalidated", againDevice.toString())).isZero();
+    }
+
+    @Test
+    void aLateUnregisteredWithoutATimestampLeavesADeviceRegisteredAgainAfterTheSendValid() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String token = TestTokens.fcm();
+        // FCM gives no invalidation time: the answer comes late, after the app registered the token again
+        FCM.replyFor(token, LocalFcmServer.Reply.unregistered().delayed(Duration.ofSeconds(3)));
+        UUID device = register(app, "android", token, "");
+
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        await().atMost(WAIT).until(() -> !FCM.receivedFor(token).isEmpty());
+        assertThat(registerAgain(app, "android", token)).isEqualTo(device);
+        finished(app, id);
+
+        assertThat(recipients(app, id).get(device).path("status").asString()).isEqualTo("invalid_token");
+        assertThat(invalidated(device)).as("registered again after the refused send: stays valid").isFalse();
+        FCM.replyFor(token, LocalFcmServer.Reply.ok());
+    }
+
+    /** Registers a known token again (200, the same device). */
+    private UUID registerAgain(TestApp app, String platform, String token) {
+        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        return UUID.fromString(r.json().path("device_id").asString());
+    }
+
+    private boolean invalidated(UUID device) {
+        return jdbc.sql("select invalidated_at is not null from devices where id = :id").param("id", device)
+                .query(Boolean.class).single();
     }
 
     private void registerMany(TestApp app, List<String> tokens, String tags) {

@@ -51,6 +51,8 @@ public abstract class PeerApiTest extends ApiTest {
     protected static final Map<String, List<JsonNode>> APNS_RECEIVED = new ConcurrentHashMap<>();
     /** The {@code apns-*} headers APNs received, by device token, in the order of {@link #APNS_RECEIVED}. */
     protected static final Map<String, List<Map<String, String>>> APNS_HEADERS = new ConcurrentHashMap<>();
+    /** Device tokens APNs answers {@code 410 Unregistered} for, with the invalidation timestamp it gives. */
+    protected static final Map<String, java.time.Instant> APNS_UNREGISTERED = new ConcurrentHashMap<>();
 
     static {
         try {
@@ -65,6 +67,10 @@ public abstract class PeerApiTest extends ApiTest {
                     APNS_RECEIVED.computeIfAbsent(token, t -> Collections.synchronizedList(new ArrayList<>()))
                             .add(JSON.readTree(payload.toString(StandardCharsets.UTF_8)));
                     APNS_HEADERS.computeIfAbsent(token, t -> Collections.synchronizedList(new ArrayList<>())).add(kept);
+                }
+                java.time.Instant unregisteredAt = APNS_UNREGISTERED.get(token);
+                if (unregisteredAt != null) {
+                    throw new com.eatthepath.pushy.apns.server.UnregisteredDeviceTokenException(unregisteredAt);
                 }
             });
             CA = ApnsTestPeer.writeCa(Files.createTempDirectory("peer-api-tests"));
@@ -84,6 +90,8 @@ public abstract class PeerApiTest extends ApiTest {
         registry.add("push.delivery.initial-backoff", () -> "50ms");
         registry.add("push.delivery.max-backoff", () -> "200ms");
         registry.add("push.notifications.fanout-page-size", () -> "500");
+        // notifications whose finishing was missed are finished within a second or so
+        registry.add("push.notifications.reconcile-interval", () -> "1s");
     }
 
     /** Gives {@code app} APNs (bundle {@code dev.pushservice.test}) and FCM credentials of the local peers. */

@@ -50,6 +50,12 @@ public record Blueprint(
         ObjectNode platformOverrides,
         Map<String, Localized> localizations) {
 
+    /**
+     * How long a notification without a TTL of its own is retried through a provider outage: 28 days,
+     * the spec's largest TTL and FCM's default. Its messages carry no TTL (each provider's default).
+     */
+    public static final java.time.Duration DEFAULT_TTL = java.time.Duration.ofDays(28);
+
     public Blueprint {
         if (priority == null) priority = Priority.NORMAL;
         if (interruptionLevel == null) interruptionLevel = InterruptionLevel.ACTIVE;

@@ -155,6 +155,14 @@ public interface DeliveryStore {
     }
 
     /**
+     * Never handed to its provider: the provider's circuit is open ({@link ProviderBreakers}, {@code reason}
+     * the failure that opened it). Back to {@code pending} until {@code at}, the attempt its claim counted
+     * given back: waiting out an outage costs a recipient no attempt.
+     */
+    record Deferred(Claimed recipient, String reason, Instant at) implements Outcome {
+    }
+
+    /**
      * Failed transiently ({@code reason}) and given up ({@code why}, a {@link RetryBackoff.GiveUp}
      * reason): after {@link RetryBackoff#MAX_ATTEMPTS} failed and dead-lettered, after
      * {@link RetryBackoff#EXPIRED} expired.

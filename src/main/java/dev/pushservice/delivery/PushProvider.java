@@ -32,6 +32,15 @@ public interface PushProvider extends AutoCloseable {
      */
     ProviderPreview preview(PushMessage message);
 
+    /**
+     * Beside the app and the platform, what keys the circuit breaker {@code message} goes through
+     * ({@link ProviderBreakers}): empty where one provider serves the whole platform (APNs, FCM); a Web
+     * Push service's origin, since each push service fails on its own. Cheap and never blocks.
+     */
+    default String circuitScope(PushMessage message) {
+        return "";
+    }
+
     @Override
     default void close() {
     }

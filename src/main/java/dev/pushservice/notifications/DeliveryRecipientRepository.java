@@ -158,10 +158,11 @@ class DeliveryRecipientRepository {
                                                and (select n.status from notifications n where n.id = v.n) <> 'processing'
                                           then 'cancelled' else v.s end,
                             last_error = v.e,
+                            attempts = r.attempts - coalesce(v.u, 0),
                             next_attempt_at = coalesce(v.t, r.next_attempt_at),
                             provider_message_id = coalesce(v.p, r.provider_message_id),
                             updated_at = :now
-                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text)
+                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, s text, e text, t timestamptz, p text, u int)
                         where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending'""")
                 .param("rows", rows).param("now", ts(now)).update();
     }

@@ -181,6 +181,12 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return notifications.find(appId, notificationId).map(RecipientDelivery::blueprint);
     }
 
+    /** {@code recipient} with {@code attempts} sends counted. */
+    private static Claimed withAttempts(Claimed r, int attempts) {
+        return new Claimed(r.notificationId(), r.appId(), r.deviceId(), r.platform(), r.token(), Math.max(0, attempts),
+                r.values(), r.unsendable(), r.expiresAt(), r.locales(), r.handed());
+    }
+
     static Blueprint blueprint(NotificationRepository.Row row) {
         Instant due = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
         return blueprint(row.id(), row.appId(), row.priority(), row.interruptionLevel(), row.content(), row.ttl(), due);
@@ -200,7 +206,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 actions.add(new PushMessage.Action(text(action, "id"), text(action, "text"), text(action, "icon")));
             }
         }
-        Instant expiresAt = ttl == null ? null : due.plusSeconds(ttl);
+        // without a TTL of its own a notification is retried through an outage for DEFAULT_TTL (the
+        // providers keep it as long as they do by default); its messages still carry no TTL
+        Instant expiresAt = due.plusSeconds(ttl == null ? Blueprint.DEFAULT_TTL.toSeconds() : ttl);
         JsonNode badge = c.get("badge");
         JsonNode overrides = c.get("platform_overrides");
         return new Blueprint(id, appId, lane(priority),
@@ -287,6 +295,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             String error = null;
             Instant retryAt = null;
             String providerId = null;
+            boolean uncounted = false;
             switch (o) {
                 case Accepted a -> {
                     status = States.ACCEPTED;
@@ -309,6 +318,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     error = x.reason();
                     retryAt = x.at();
                 }
+                case Deferred x -> {
+                    // never sent (its provider's circuit is open): the attempt its claim counted is given back
+                    status = States.PENDING;
+                    error = x.reason();
+                    retryAt = x.at();
+                    uncounted = true;
+                }
                 case GaveUp x -> {
                     status = x.expired() ? States.EXPIRED : States.FAILED;
                     error = x.reason();
@@ -324,12 +340,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             }
             if (r.handed() != null) {
                 // handed recipients are never capped (see handover): no slot to give back
-                handedRows.add(r, status, error, retryAt, providerId);
+                handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId);
                 continue;
             }
             if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
-            rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("s", status)
+            ObjectNode row = rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("s", status)
                     .put("e", error).put("t", retryAt == null ? null : retryAt.toString()).put("p", providerId);
+            if (uncounted) row.put("u", 1);
         }
         int failedAtOnce = recipients.inTransaction(() -> {
             if (!rows.isEmpty()) recipients.record(rows.toString(), now);

@@ -163,9 +163,12 @@ public final class ProviderBreakers implements ProviderCircuits {
         Instant until;
         synchronized (s) {
             if (answer == Answer.RATE_LIMITED) {
+                // the 429s of one burst (every request in flight when the quota ran out) pause once; a 429
+                // after the pause (the probe's, or a straggler's) doubles it
+                boolean paused = s.retryAt != null && now.isBefore(s.retryAt);
+                if (!paused) s.rateLimited++;
                 Duration pause = retryAfter != null ? retryAfter : doubled(properties.rateLimitBackoff(), s.rateLimited,
                         max(properties.rateLimitBackoff(), properties.maxProbeInterval()).multipliedBy(16));
-                s.rateLimited++;
                 if (probe) s.probing = false;
                 Instant end = now.plus(pause);
                 if (s.retryAt == null) {

@@ -5,6 +5,7 @@ import com.eatthepath.pushy.apns.ApnsClientBuilder;
 import com.eatthepath.pushy.apns.PushNotificationResponse;
 import com.eatthepath.pushy.apns.auth.ApnsSigningKey;
 import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
+import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
@@ -117,6 +118,8 @@ public final class ApnsProvider implements PushProvider {
     private final X509Certificate[] trustedServerCertificates;
     private final EventLoopGroup eventLoopGroup;
     private final ConcurrentHashMap<ClientKey, AppClient> clients = new ConcurrentHashMap<>();
+    /** Credential versions APNs refused: their later messages are rejected without a request. */
+    private final CredentialRejections rejections;
 
     /** Which client a message goes out on: its app's, for its lane. */
     private record ClientKey(UUID appId, Priority lane) {
@@ -130,6 +133,7 @@ public final class ApnsProvider implements PushProvider {
         this.properties = builder.properties;
         this.credentials = builder.credentials;
         this.clock = builder.clock;
+        this.rejections = new CredentialRejections("APNs", builder.credentials, builder.clock);
         this.trustedServerCertificates = trustedServerCertificates;
         this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors());
     }
@@ -185,6 +189,9 @@ public final class ApnsProvider implements PushProvider {
         if (client.unusable != null) {
             return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, client.unusable));
         }
+        long version = found.get().version();
+        DeliveryResult.Rejected refused = rejections.refused(message.appId(), version);
+        if (refused != null) return done(refused); // APNs refused this key already: no request
 
         SimpleApnsPushNotification notification;
         try {
@@ -209,7 +216,11 @@ public final class ApnsProvider implements PushProvider {
                     properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             sent.whenComplete((response, error) -> {
                 timeout.cancel();
-                result.complete(toResult(response, error));
+                DeliveryResult answer = toResult(response, error);
+                if (answer instanceof DeliveryResult.Rejected r && r.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                    rejections.reject(message.appId(), version, r.detail());
+                }
+                result.complete(answer);
             });
         } catch (RuntimeException e) {
             result.complete(new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, describe(e)));

@@ -4,6 +4,7 @@ import com.google.auth.RequestMetadataCallback;
 import com.google.auth.Retryable;
 import com.google.auth.oauth2.GoogleCredentials;
 import com.google.auth.oauth2.ServiceAccountCredentials;
+import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
@@ -75,10 +76,13 @@ public final class FcmProvider implements PushProvider {
     private final PushHttpClient http;
     private final ExecutorService tokenRefresher = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<UUID, AppClient> apps = new ConcurrentHashMap<>();
+    /** Credential versions FCM refused: their later messages are rejected without a request. */
+    private final CredentialRejections rejections;
 
     private FcmProvider(Builder b) {
         this.credentialSource = b.credentialSource;
         this.clock = b.clock;
+        this.rejections = new CredentialRejections("FCM", b.credentialSource, b.clock);
         this.baseUrl = stripSlash(b.properties.baseUrl());
         this.requestTimeout = b.properties.requestTimeout();
         this.refreshMargin = b.refreshMargin;
@@ -143,6 +147,8 @@ public final class FcmProvider implements PushProvider {
             return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID,
                     "the FCM message cannot be built (" + e.getClass().getSimpleName() + ")"));
         }
+        DeliveryResult.Rejected refused = rejections.refused(message.appId(), found.get().version());
+        if (refused != null) return done(refused); // FCM refused this service account already: no request
         AppClient app = appClient(message.appId(), found.get());
         try {
             inFlight.acquire();
@@ -151,7 +157,12 @@ public final class FcmProvider implements PushProvider {
             return done(new DeliveryResult.Failed(ReasonCode.INTERRUPTED, "before sending"));
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
-        result.whenComplete((r, e) -> inFlight.release());
+        result.whenComplete((r, e) -> {
+            inFlight.release();
+            if (r instanceof DeliveryResult.Rejected x && x.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                rejections.reject(message.appId(), app.version, x.detail());
+            }
+        });
         try {
             app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
                 @Override

@@ -410,6 +410,28 @@ class DeliveryRecipientRepository {
                 .param("pairs", pairs).param("reason", DeliveryReasons.CREDENTIALS_MISSING).param("now", ts(now)).update();
     }
 
+    /**
+     * Fails the pending recipients of each (app {@code a}, platform {@code p}) in {@code pairs}, of
+     * every notification of the app being delivered: the provider refused the app's credentials.
+     * Returns the notifications it changed, with their app.
+     */
+    Map<UUID, UUID> failCredentialsInvalid(String pairs, Instant now) {
+        Map<UUID, UUID> ended = new java.util.LinkedHashMap<>();
+        jdbc.sql("""
+                        with v as (select * from jsonb_to_recordset(cast(:pairs as jsonb)) as v(a uuid, p text)),
+                        failed as (
+                            update notification_recipients r
+                            set status = 'failed', last_error = :reason, updated_at = :now
+                            from v, notifications n
+                            where n.app_id = v.a and n.status = 'processing'
+                              and r.notification_id = n.id and r.platform = v.p and r.status = 'pending'
+                            returning r.notification_id, n.app_id)
+                        select distinct notification_id, app_id from failed""")
+                .param("pairs", pairs).param("reason", DeliveryReasons.CREDENTIALS_INVALID).param("now", ts(now))
+                .query((rs, n) -> ended.put(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class))).list();
+        return ended;
+    }
+
     void deadLetters(List<DeadLetterRepository.Entry> entries) {
         DeadLetterRepository.insertAll(jdbc, RecipientDelivery.DEAD_LETTER_TASK, entries);
     }

@@ -284,6 +284,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         DeliveryRecipientRepository.HandedRows handedRows = new DeliveryRecipientRepository.HandedRows(outcomes.size());
         Set<String> unconfigured = new LinkedHashSet<>();
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
+        Set<String> refused = new LinkedHashSet<>();
+        ArrayNode refusedRows = JsonNodeFactory.instance.arrayNode();
         List<DeadLetterRepository.Entry> deadLetters = new ArrayList<>();
         Map<UUID, Map<String, List<UUID>>> invalid = new LinkedHashMap<>();
         Map<UUID, UUID> touched = new LinkedHashMap<>();
@@ -307,6 +309,10 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     if (x.tokenInvalid()) {
                         invalid.computeIfAbsent(r.appId(), k -> new LinkedHashMap<>())
                                 .computeIfAbsent(x.reason(), k -> new ArrayList<>()).add(r.deviceId());
+                    }
+                    if (DeliveryReasons.CREDENTIALS_INVALID.equals(x.reason())
+                            && refused.add(r.appId() + "/" + r.platform().value())) {
+                        refusedRows.addObject().put("a", r.appId().toString()).put("p", r.platform().value());
                     }
                     if (DeliveryReasons.CREDENTIALS_MISSING.equals(x.reason())
                             && unconfigured.add(r.notificationId() + "/" + r.platform().value())) {
@@ -357,6 +363,17 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             // ---- frequency caps: sends that ended other than accepted give their slot back ----
             if (!unaccepted.isEmpty()) caps.released(unaccepted.toString());
             if (failed > 0) caps.releasedAll(unconfiguredNotifications(unconfiguredRows));
+            // the provider refused the app's credentials: the platform's pending recipients of every
+            // notification of the app fail at once, none is sent to be refused again
+            if (!refusedRows.isEmpty()) {
+                Map<UUID, UUID> ended = recipients.failCredentialsInvalid(refusedRows.toString(), now);
+                if (!ended.isEmpty()) {
+                    caps.releasedAll(ended.keySet());
+                    touched.putAll(ended);
+                    log.info("Pending recipients of {} notification(s) failed at once: their provider refused the app's credentials",
+                            ended.size());
+                }
+            }
             return failed;
         });
         if (failedAtOnce > 0) {

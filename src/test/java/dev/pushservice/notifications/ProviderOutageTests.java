@@ -86,6 +86,8 @@ class ProviderOutageTests extends ApiTest {
         registry.add("push.delivery.breaker.failure-threshold", () -> "3");
         registry.add("push.delivery.breaker.probe-interval", () -> "200ms");
         registry.add("push.delivery.breaker.max-probe-interval", () -> "1s");
+        // a small in-flight window, so "how many requests before the sends stop" is not all of them
+        registry.add("push.delivery.lanes.normal.in-flight", () -> "4");
     }
 
     @Autowired
@@ -232,6 +234,49 @@ class ProviderOutageTests extends ApiTest {
             assertThat(api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data"))
                     .hasSize(5).allSatisfy(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
         }
+    }
+
+    /**
+     * APNs refuses the app's signing key (InvalidProviderToken, as for a revoked .p8 key): the rest of
+     * a 40-device send ends credentials_invalid after no more requests than the in-flight window, the
+     * settings read says so (APNs' reason, when), and setting new credentials clears it and sends again.
+     */
+    @Test
+    void aRefusedApnsKeyEndsTheRestOfTheSendAtOnceUntilTheCredentialsChange() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            String token = apnsToken();
+            tokens.add(token);
+            register(app, "ios", token);
+        }
+        apnsAnswer = (headers, payload) -> {
+            throw new RejectedNotificationException(RejectionReason.INVALID_PROVIDER_TOKEN);
+        };
+        String id = send(app, "{\"title\":\"Revoked\",\"body\":\"key\",\"target\":{\"type\":\"all\"}}");
+        finished(app, id);
+
+        JsonNode rows = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data");
+        assertThat(rows).hasSize(40).allSatisfy(r -> {
+            assertThat(r.path("status").asString()).isEqualTo("failed");
+            assertThat(r.path("last_error").asString()).isEqualTo("credentials_invalid");
+        });
+        assertThat(received(tokens)).as("requests APNs received for the 40 recipients (in-flight window: 4)")
+                .isLessThanOrEqualTo(8);
+
+        await().atMost(WAIT).until(() -> !api.get("/v1/app/settings", app.serverKey()).json().path("apns").path("invalid").isMissingNode());
+        JsonNode invalid = api.get("/v1/app/settings", app.serverKey()).json().path("apns").path("invalid");
+        assertThat(invalid.path("reason").asString()).contains("InvalidProviderToken");
+        assertThat(Instant.parse(invalid.path("detected_at").asString())).isBeforeOrEqualTo(clock.instant());
+
+        apnsAnswer = (headers, payload) -> { };
+        credentials(app); // a new key: a new credential version
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("apns").has("invalid")).isFalse();
+        String again = send(app, "{\"title\":\"New key\",\"body\":\"works\",\"target\":{\"type\":\"all\"}}");
+        finished(app, again);
+        assertThat(api.get("/v1/notifications/" + again + "/recipients?limit=100", app.serverKey()).json().path("data"))
+                .hasSize(40).allSatisfy(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
     }
 
     // ---- helpers -------------------------------------------------------------------------------

@@ -41,6 +41,15 @@ public interface PushProvider extends AutoCloseable {
         return "";
     }
 
+    /**
+     * Asks the provider whether it accepts {@code appId}'s credentials, without showing anything to a
+     * person. Never completes exceptionally for an answer; never blocks on I/O (the future completes on
+     * an I/O thread).
+     */
+    default CompletableFuture<CredentialCheck> checkCredentials(java.util.UUID appId) {
+        return CompletableFuture.completedFuture(CredentialCheck.unavailable("this provider cannot be checked"));
+    }
+
     @Override
     default void close() {
     }

@@ -137,7 +137,7 @@ class ProviderOutageTests extends ApiTest {
         assertThat(rows).allSatisfy(r -> assertThat(r.path("status").asString()).as(r.toString()).isEqualTo("accepted"));
         assertThat(done.path("status").asString()).isEqualTo("completed");
         assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED).containsKey(t));
-        assertThat(jdbc.sql("select count(*) from dead_letter_jobs where description like :n")
+        assertThat(jdbc.sql("select count(*) from dead_letter_jobs where task_instance like :n")
                 .param("n", "notification " + id + "%").query(Long.class).single()).isZero();
 
         assertThat(circuit).as("the open circuit on /health").isNotNull();
@@ -277,6 +277,51 @@ class ProviderOutageTests extends ApiTest {
         finished(app, again);
         assertThat(api.get("/v1/notifications/" + again + "/recipients?limit=100", app.serverKey()).json().path("data"))
                 .hasSize(40).allSatisfy(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
+    }
+
+    /**
+     * The credentials check asks each provider without showing anything to a person: ok for good
+     * credentials; APNs refusing the key and an FCM service account its token endpoint does not know are
+     * invalid with the provider's reason; an app without credentials is not_configured.
+     */
+    @Test
+    void theCredentialsCheckAnswersOkForGoodCredentialsAndTheReasonForBadOnes() throws Exception {
+        TestApp good = newApp();
+        credentials(good);
+        JsonNode ok = check(good);
+        assertThat(ok.path("apns").path("status").asString()).as(ok.toString()).isEqualTo("ok");
+        assertThat(ok.path("fcm").path("status").asString()).as(ok.toString()).isEqualTo("ok");
+        assertThat(ok.path("webpush").path("status").asString()).as(ok.toString()).isEqualTo("ok");
+
+        TestApp none = newApp();
+        JsonNode unset = check(none);
+        assertThat(unset.path("apns").path("status").asString()).isEqualTo("not_configured");
+        assertThat(unset.path("fcm").path("status").asString()).isEqualTo("not_configured");
+
+        TestApp bad = newApp();
+        LocalServiceAccount unknown = LocalServiceAccount.generate("not-registered-" + bad.appId());
+        String pem = TestCertificates.pkcs8Pem(TestCertificates.ec("secp256r1").getPrivate());
+        TestApi.Response set = api.patch("/v1/app/settings", bad.serverKey(),
+                "{\"apns\":{\"bundle_id\":\"dev.pushservice.test\",\"environment\":\"sandbox\",\"token\":{"
+                        + "\"key_id\":\"REVOKED123\",\"team_id\":\"LOCALTEAM1\",\"signing_key\":" + JSON.writeValueAsString(pem) + "}},"
+                        + "\"fcm\":{\"service_account\":" + unknown.json(FCM.tokenUri()) + "}}");
+        assertThat(set.status()).as(set.toString()).isEqualTo(200);
+        apnsAnswer = (headers, payload) -> {
+            throw new RejectedNotificationException(RejectionReason.INVALID_PROVIDER_TOKEN);
+        };
+        JsonNode refused = check(bad);
+        assertThat(refused.path("apns").path("status").asString()).as(refused.toString()).isEqualTo("invalid");
+        assertThat(refused.path("apns").path("reason").asString()).contains("InvalidProviderToken");
+        assertThat(refused.path("fcm").path("status").asString()).as(refused.toString()).isEqualTo("invalid");
+        assertThat(refused.path("fcm").path("reason").asString()).isNotBlank();
+        assertThat(refused.toString()).doesNotContain("PRIVATE KEY");
+    }
+
+    private JsonNode check(TestApp app) {
+        TestApi.Response r = api.send(api.request("/v1/app/settings/check", app.serverKey())
+                .POST(HttpRequest.BodyPublishers.noBody()));
+        assertThat(r.status()).as(r.toString()).isEqualTo(200);
+        return r.json();
     }
 
     // ---- helpers -------------------------------------------------------------------------------

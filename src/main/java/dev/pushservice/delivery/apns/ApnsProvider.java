@@ -5,6 +5,7 @@ import com.eatthepath.pushy.apns.ApnsClientBuilder;
 import com.eatthepath.pushy.apns.PushNotificationResponse;
 import com.eatthepath.pushy.apns.auth.ApnsSigningKey;
 import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
+import dev.pushservice.delivery.CredentialCheck;
 import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
@@ -228,6 +229,51 @@ public final class ApnsProvider implements PushProvider {
         // The slot is released exactly once, by whichever comes first (answer, timeout, error), and
         // before the caller's continuations run
         return result.whenComplete((r, e) -> client.inFlight.release());
+    }
+
+    /**
+     * A made-up, well-formed device token for {@link #checkCredentials}: no device has it, so APNs answers
+     * {@code BadDeviceToken} when it accepts the key and nothing reaches a person.
+     */
+    static final String CHECK_TOKEN = "0".repeat(64);
+
+    /**
+     * Asks APNs about the app's credentials with a background push (no alert, lowest priority, expired at
+     * once) to {@link #CHECK_TOKEN}, on the transactional lane's client: {@code BadDeviceToken} (or any
+     * answer but a credentials refusal) means APNs took the key or certificate.
+     */
+    @Override
+    public CompletableFuture<CredentialCheck> checkCredentials(UUID appId) {
+        Optional<CredentialSource.Versioned<ApnsCredentials>> found;
+        try {
+            found = credentials.find(appId);
+        } catch (CredentialSource.Unusable e) {
+            return CompletableFuture.completedFuture(CredentialCheck.invalid(e.getMessage()));
+        }
+        if (found.isEmpty()) return CompletableFuture.completedFuture(CredentialCheck.notConfigured());
+        AppClient client = clientFor(new ClientKey(appId, Priority.TRANSACTIONAL), found.get());
+        if (client.unusable != null) return CompletableFuture.completedFuture(CredentialCheck.invalid(client.unusable));
+        long version = found.get().version();
+        CompletableFuture<CredentialCheck> result = new CompletableFuture<>();
+        try {
+            var sent = client.apns.sendNotification(new SimpleApnsPushNotification(CHECK_TOKEN, client.topic,
+                    "{\"aps\":{\"content-available\":1}}", clock.instant(),
+                    com.eatthepath.pushy.apns.DeliveryPriority.CONSERVE_POWER, com.eatthepath.pushy.apns.PushType.BACKGROUND));
+            Timeout timeout = timeouts.newTimeout(t -> result.complete(CredentialCheck.unavailable(
+                    "timeout: no answer within " + properties.requestTimeout().toMillis() + " ms")),
+                    properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            sent.whenComplete((response, error) -> {
+                timeout.cancel();
+                DeliveryResult answer = toResult(response, error);
+                if (answer instanceof DeliveryResult.Rejected r && r.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                    rejections.reject(appId, version, r.detail());
+                }
+                result.complete(CredentialCheck.of(answer));
+            });
+        } catch (RuntimeException e) {
+            result.complete(CredentialCheck.unavailable("connection_failed: " + describe(e)));
+        }
+        return result;
     }
 
     /** Requests this provider has outstanding for {@code appId}, all lanes; for monitoring and tests. */

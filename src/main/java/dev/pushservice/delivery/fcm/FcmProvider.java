@@ -4,6 +4,7 @@ import com.google.auth.RequestMetadataCallback;
 import com.google.auth.Retryable;
 import com.google.auth.oauth2.GoogleCredentials;
 import com.google.auth.oauth2.ServiceAccountCredentials;
+import dev.pushservice.delivery.CredentialCheck;
 import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
@@ -185,6 +186,53 @@ public final class FcmProvider implements PushProvider {
         return result;
     }
 
+    /** What {@link #checkCredentials} asks FCM: validated only, to a topic, never delivered. */
+    static final byte[] CHECK_BODY = "{\"validate_only\":true,\"message\":{\"topic\":\"push-service-credentials-check\",\"data\":{}}}"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /**
+     * Asks FCM about the app's service account with a {@code validate_only} message (FCM checks it and
+     * delivers nothing): an access token must be issued and the send authorized.
+     */
+    @Override
+    public CompletableFuture<CredentialCheck> checkCredentials(UUID appId) {
+        Optional<CredentialSource.Versioned<FcmCredentials>> found;
+        try {
+            found = credentialSource.find(appId);
+        } catch (CredentialSource.Unusable e) {
+            return done(CredentialCheck.invalid(e.getMessage()));
+        }
+        if (found.isEmpty()) return done(CredentialCheck.notConfigured());
+        AppClient app = appClient(appId, found.get());
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+        try {
+            app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
+                @Override
+                public void onSuccess(Map<String, List<String>> metadata) {
+                    try {
+                        post(app, Priority.TRANSACTIONAL, metadata, CHECK_BODY, result);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
+                }
+
+                @Override
+                public void onFailure(Throwable failure) {
+                    result.complete(tokenFailure(failure));
+                }
+            });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result.handle((answer, error) -> {
+            if (error != null) return CredentialCheck.unavailable(error.getClass().getSimpleName());
+            if (answer instanceof DeliveryResult.Rejected x && x.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                rejections.reject(appId, app.version, x.detail());
+            }
+            return CredentialCheck.of(answer);
+        });
+    }
+
     private void post(AppClient app, Priority lane, Map<String, List<String>> metadata, byte[] body,
                       CompletableFuture<DeliveryResult> result) {
         // The client pools connections itself: a burst at start waits for the first HTTP/2 connection
@@ -237,7 +285,7 @@ public final class FcmProvider implements PushProvider {
                 : new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, detail + "; check the app's service account");
     }
 
-    private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {
+    private static <T> CompletableFuture<T> done(T result) {
         return CompletableFuture.completedFuture(result);
     }
 

@@ -102,7 +102,10 @@ public final class ProviderBreakers implements ProviderCircuits {
         synchronized (s) {
             if (s.retryAt == null) return SEND;
             if (now.isBefore(s.retryAt)) return new Wait(s.retryAt, s.reason);
-            if (s.probing) return new Wait(now.plus(properties.probeInterval()), s.reason);
+            // a probe can take a whole request timeout: what arrives meanwhile waits a quarter of the
+            // longest probe interval rather than one probe interval, or a large send would be claimed and
+            // put back every second for as long as the probe hangs
+            if (s.probing) return new Wait(now.plus(probingWait()), s.reason);
             s.probing = true;
         }
         count("push_provider_circuit_probes_total", circuit.platform(), null);
@@ -196,6 +199,11 @@ public final class ProviderBreakers implements ProviderCircuits {
         }
         if (opened) count("push_provider_circuit_opened_total", circuit.platform(), reason);
         return until;
+    }
+
+    private Duration probingWait() {
+        Duration quarter = properties.maxProbeInterval().dividedBy(4);
+        return quarter.compareTo(properties.probeInterval()) > 0 ? quarter : properties.probeInterval();
     }
 
     /** Until when {@code circuit} is open, or null while it is closed. */

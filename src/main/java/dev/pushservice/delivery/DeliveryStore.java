@@ -19,8 +19,8 @@ import java.util.UUID;
  * <p>Recipient states as the engine drives them: {@code pending} (due at its next attempt time) →
  * claimed ({@code sending}, leased until {@code now + lease}) → {@code accepted},
  * {@code invalid_token} (the device is invalidated), {@code failed} (a permanent rejection, or
- * transient failures until the maximum attempts: then also dead-lettered), {@code expired} (the TTL
- * ran out before a retry), {@code cancelled} (never handed over), or back to {@code pending} with a
+ * transient failures other than an outage until the maximum attempts: then also dead-lettered),
+ * {@code expired} (the TTL ran out before a retry; an outage is retried until then), {@code cancelled} (never handed over), or back to {@code pending} with a
  * later attempt time after a transient failure. A claim whose lease ran out (its instance died before
  * recording a result) is claimed again: only those recipients can receive a notification twice.
  * A recipient may also start out claimed without a row: a fan-out page that hands it straight to its
@@ -48,7 +48,9 @@ public interface DeliveryStore {
      * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
      * states, devices invalidated by their provider (through the devices feature), dead letters, and
      * for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING} every other pending
-     * recipient of that notification and platform. After the commit, moves every notification whose
+     * recipient of that notification and platform, with {@link DeliveryReasons#CREDENTIALS_INVALID}
+     * every pending recipient of that app and platform. A {@link Deferred} gives back the attempt its
+     * claim counted. After the commit, moves every notification whose
      * recipients are now all terminal to its terminal state (with its lifecycle fact and its log line,
      * in the owner's transaction).
      */

@@ -69,16 +69,18 @@ while [ "$(accepted)" -lt "$THRESHOLD" ]; do
   [ "$(terminal)" = t ] && { echo "finished before $AT% were accepted: use more devices" >&2; exit 1; }
   sleep 0.2
 done
-read -r _ PUSHES_AT_STOP < "$PEERS/apns-tokens.txt"
 touch "$PEERS/apns-down"
 STOPPED=$(date +%s)
+for _ in $(seq 1 50); do grep -q "APNs relay down" "$DATA/peers.log" && break; sleep 0.1; done
+sleep 0.3 # the peer's counts are written every 100 ms
+read -r _ PUSHES_AT_STOP < "$PEERS/apns-tokens.txt"
 echo "APNs down at $(accepted) accepted ($((STOPPED - START)) s after the send), for $DOWN s"
 sleep 5
 CIRCUITS=$(curl -s "http://127.0.0.1:$PORT/health" | grep -o '"state":"[a-z]*"' | sort | uniq -c | tr '\n' ' ')
 echo "/health 5 s into the outage: provider circuits ${CIRCUITS:-none}"
 sleep $((DOWN - 5))
 read -r _ PUSHES_DURING < "$PEERS/apns-tokens.txt"
-echo "accepted while down: $(accepted); pushes the peer took while down: $((PUSHES_DURING - PUSHES_AT_STOP)) (none can arrive)"
+echo "accepted while down: $(accepted) (answers recorded after the stop included); pushes the peer took while down: $((PUSHES_DURING - PUSHES_AT_STOP))"
 rm -f "$PEERS/apns-down"
 UP=$(date +%s)
 echo "APNs up again"

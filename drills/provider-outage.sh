@@ -76,7 +76,7 @@ sleep 0.3 # the peer's counts are written every 100 ms
 read -r _ PUSHES_AT_STOP < "$PEERS/apns-tokens.txt"
 echo "APNs down at $(accepted) accepted ($((STOPPED - START)) s after the send), for $DOWN s"
 sleep 5
-CIRCUITS=$(curl -s "http://127.0.0.1:$PORT/health" | grep -o '"state":"[a-z]*"' | sort | uniq -c | tr '\n' ' ')
+CIRCUITS=$(curl -s "http://127.0.0.1:$PORT/health" | grep -o '"state":"[a-z]*"' | sort | uniq -c | tr "\n" " " || true)
 echo "/health 5 s into the outage: provider circuits ${CIRCUITS:-none}"
 sleep $((DOWN - 5))
 read -r _ PUSHES_DURING < "$PEERS/apns-tokens.txt"

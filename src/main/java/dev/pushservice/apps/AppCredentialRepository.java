@@ -29,7 +29,8 @@ class AppCredentialRepository {
                         insert into app_credentials as c (app_id, provider, summary, secret, version)
                         values (:app, :provider, cast(:summary as jsonb), :secret, nextval('app_credentials_version_seq'))
                         on conflict (app_id, provider) do update
-                        set summary = excluded.summary, secret = excluded.secret, version = excluded.version, updated_at = now()
+                        set summary = excluded.summary, secret = excluded.secret, version = excluded.version, updated_at = now(),
+                            rejected_reason = null, rejected_at = null
                         returning version""")
                 .param("app", appId).param("provider", provider)
                 .param("summary", summaryJson).param("secret", sealed)
@@ -72,10 +73,30 @@ class AppCredentialRepository {
                 .query(UUID.class).list();
     }
 
-    /** The summary of {@code provider}'s credential, without the secret; empty when none is set. */
+    /**
+     * The summary of {@code provider}'s credential, without the secret, with {@code invalid} (the
+     * provider's reason and when) while the provider refuses it; empty when none is set.
+     */
     Optional<String> summary(UUID appId, String provider) {
-        return jdbc.sql("select summary::text from app_credentials where app_id = :app and provider = :provider")
+        return jdbc.sql("""
+                        select (summary || case when rejected_at is null then '{}'::jsonb
+                                else jsonb_build_object('invalid', jsonb_build_object('reason', rejected_reason,
+                                         'detected_at', to_char(rejected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')))
+                                end)::text
+                        from app_credentials where app_id = :app and provider = :provider""")
                 .param("app", appId).param("provider", provider).query(String.class).optional();
+    }
+
+    /**
+     * Marks version {@code version} of the credential refused by its provider; a no-op when the
+     * credential changed meanwhile (another version) or was already marked.
+     */
+    boolean markRejected(UUID appId, String provider, long version, String reason, java.time.Instant at) {
+        return jdbc.sql("""
+                        update app_credentials set rejected_reason = :reason, rejected_at = :at
+                        where app_id = :app and provider = :provider and version = :version and rejected_at is null""")
+                .param("app", appId).param("provider", provider).param("version", version).param("reason", reason)
+                .param("at", java.sql.Timestamp.from(at)).update() == 1;
     }
 
     boolean delete(UUID appId, String provider) {

@@ -64,6 +64,15 @@ public class AppCredentialStore {
         return repository.appsWithout(provider, limit);
     }
 
+    /**
+     * Records that {@code provider} refused version {@code version} of the app's credential
+     * ({@code reason}: its words, never a secret) at {@code at}: settings reads show it until the
+     * credential is replaced. A no-op for a version that is no longer the current one.
+     */
+    public boolean markRejected(UUID appId, String provider, long version, String reason, java.time.Instant at) {
+        return repository.markRejected(appId, provider, version, reason, at);
+    }
+
     public boolean remove(UUID appId, String provider) {
         return repository.delete(appId, provider);
     }

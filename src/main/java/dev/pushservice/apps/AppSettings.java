@@ -36,12 +36,32 @@ public record AppSettings(String name, String timezone, IdentityVerificationView
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record ApnsView(String bundleId, String environment, String auth, String keyId, String teamId,
-                           String certificateSubject, Instant certificateExpiresAt) {
+                           String certificateSubject, Instant certificateExpiresAt, CredentialsInvalid invalid) {
+
+        /** Credentials APNs has not refused. */
+        public ApnsView(String bundleId, String environment, String auth, String keyId, String teamId,
+                        String certificateSubject, Instant certificateExpiresAt) {
+            this(bundleId, environment, auth, keyId, teamId, certificateSubject, certificateExpiresAt, null);
+        }
+    }
+
+    /**
+     * The provider refuses the credentials ({@code reason}: its words) since {@code detectedAt}; gone
+     * once the app sets new ones.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record CredentialsInvalid(String reason, Instant detectedAt) {
     }
 
     /** The FCM service account as a read shows it. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    public record FcmView(String projectId, String clientEmail) {
+    public record FcmView(String projectId, String clientEmail,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) CredentialsInvalid invalid) {
+
+        /** A service account FCM has not refused. */
+        public FcmView(String projectId, String clientEmail) {
+            this(projectId, clientEmail, null);
+        }
     }
 
     /** The app's VAPID public key (base64url, uncompressed P-256 point) for {@code pushManager.subscribe}. */

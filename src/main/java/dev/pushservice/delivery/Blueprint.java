@@ -25,7 +25,8 @@ import tools.jackson.databind.node.ObjectNode;
  * @param content compiled title, body, click URL and data
  * @param templateData the notification's {@code template_data}, for {@code {{ template.* }}}; may be null
  * @param ttlSeconds the notification's TTL, or null for the provider's default
- * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL), or null;
+ * @param expiresAt when the TTL runs out (the instant the notification became due plus TTL, or plus
+ *                  {@link #DEFAULT_TTL} for a notification without one: how long an outage is retried), or null;
  *                  a recipient's own expiry ({@link DeliveryStore.Claimed#expiresAt()}) comes first
  * @param localizations the content per locale ({@link Locales#normalize normalized} keys), each already
  *                      complete (a partial variant filled from its shorter locale and the default); empty
@@ -49,6 +50,12 @@ public record Blueprint(
         boolean contentAvailable,
         ObjectNode platformOverrides,
         Map<String, Localized> localizations) {
+
+    /**
+     * How long a notification without a TTL of its own is retried through a provider outage: 28 days,
+     * the spec's largest TTL and FCM's default. Its messages carry no TTL (each provider's default).
+     */
+    public static final java.time.Duration DEFAULT_TTL = java.time.Duration.ofDays(28);
 
     public Blueprint {
         if (priority == null) priority = Priority.NORMAL;

@@ -20,6 +20,14 @@ public interface CredentialSource<T> {
      */
     Optional<Versioned<T>> find(UUID appId);
 
+    /**
+     * The provider refused version {@code version} of the app's credentials ({@code reason}: its words,
+     * never a secret) at {@code at}: recorded for the settings read until the credentials change.
+     * Blocks on the database: never call it on a Netty I/O thread.
+     */
+    default void rejected(UUID appId, long version, String reason, java.time.Instant at) {
+    }
+
     record Versioned<T>(T credentials, long version) {
     }
 

@@ -57,6 +57,7 @@ public class DeliveryEngine implements SmartLifecycle {
     private final boolean worker;
     private final Clock clock;
     private final ObjectProvider<MeterRegistry> registry;
+    private final ProviderBreakers breakers;
     private volatile DeliveryMetrics metrics; // written under this, once
     private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
             .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
@@ -69,7 +70,8 @@ public class DeliveryEngine implements SmartLifecycle {
 
     /** Providers, store and meters are resolved at start, and only where the engine runs (not in the admin CLI). */
     DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, ObjectProvider<PushProviders> providers,
-                   PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry) {
+                   PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry, ProviderBreakers breakers) {
+        this.breakers = breakers;
         this.properties = properties;
         this.stores = stores;
         this.providers = providers;
@@ -261,7 +263,7 @@ public class DeliveryEngine implements SmartLifecycle {
         for (Priority p : Priority.values()) {
             Lane lane = lanes.computeIfAbsent(p, k -> new Lane(k, store, byPlatform,
                     c -> blueprints.get(c.notificationId(), id -> this.store.blueprint(c.appId(), id)),
-                    id -> cancelled.getIfPresent(id) != null, properties, clock, metrics));
+                    id -> cancelled.getIfPresent(id) != null, properties, clock, metrics, breakers));
             lane.paused(paused);
             lane.start();
         }

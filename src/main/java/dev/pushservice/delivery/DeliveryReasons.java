@@ -10,6 +10,11 @@ public final class DeliveryReasons {
 
     /** The app has no credentials for the recipient's platform: failed at once, never retried. */
     public static final String CREDENTIALS_MISSING = ReasonCode.CREDENTIALS_MISSING.code();
+    /**
+     * The provider refused the app's credentials: the first such rejection fails the platform's other
+     * pending recipients of the app at once (and the provider answers later ones without a request).
+     */
+    public static final String CREDENTIALS_INVALID = ReasonCode.CREDENTIALS_INVALID.code();
     /** Never handed to a provider: the notification was cancelled first. */
     public static final String CANCELLED = "cancelled";
     /** The message could not be built for this recipient (a bug: stored content is validated at creation). */

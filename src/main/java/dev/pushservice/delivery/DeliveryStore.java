@@ -19,8 +19,8 @@ import java.util.UUID;
  * <p>Recipient states as the engine drives them: {@code pending} (due at its next attempt time) →
  * claimed ({@code sending}, leased until {@code now + lease}) → {@code accepted},
  * {@code invalid_token} (the device is invalidated), {@code failed} (a permanent rejection, or
- * transient failures until the maximum attempts: then also dead-lettered), {@code expired} (the TTL
- * ran out before a retry), {@code cancelled} (never handed over), or back to {@code pending} with a
+ * transient failures other than an outage until the maximum attempts: then also dead-lettered),
+ * {@code expired} (the TTL ran out before a retry; an outage is retried until then), {@code cancelled} (never handed over), or back to {@code pending} with a
  * later attempt time after a transient failure. A claim whose lease ran out (its instance died before
  * recording a result) is claimed again: only those recipients can receive a notification twice.
  * A recipient may also start out claimed without a row: a fan-out page that hands it straight to its
@@ -46,15 +46,17 @@ public interface DeliveryStore {
 
     /**
      * Records {@code outcomes} in one transaction, one statement per kind of outcome: recipient
-     * states, dead letters, and for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING}
-     * every other pending recipient of that notification and platform. Idempotent per attempt: the
-     * same outcomes recorded again (after a failure whose commit went through) write, count and
-     * dead-letter nothing twice, and never touch a recipient claimed since for a later attempt. After
-     * the commit, invalidates the devices whose provider declared their token dead (through the devices
-     * feature) and moves every notification whose recipients are now all terminal to its terminal state
-     * (with its lifecycle fact and its log line, in the owner's transaction); a failure of those steps
-     * does not make this method throw (they are retried, or reconciled, on their own). Throws only when
-     * the recording itself may not have committed: then the caller records the same outcomes again.
+     * states, dead letters, for a {@link Outcome.Rejected} with {@link DeliveryReasons#CREDENTIALS_MISSING}
+     * every other pending recipient of that notification and platform, and with
+     * {@link DeliveryReasons#CREDENTIALS_INVALID} every pending recipient of that app and platform. A
+     * {@link Deferred} gives back the attempt its claim counted. Idempotent per attempt: the same
+     * outcomes recorded again (after a failure whose commit went through) write, count and dead-letter
+     * nothing twice, and never touch a recipient claimed since for a later attempt. After the commit,
+     * invalidates the devices whose provider declared their token dead (through the devices feature)
+     * and moves every notification whose recipients are now all terminal to its terminal state (with
+     * its lifecycle fact and its log line, in the owner's transaction); a failure of those steps does
+     * not make this method throw (they are retried, or reconciled, on their own). Throws only when the
+     * recording itself may not have committed: then the caller records the same outcomes again.
      */
     void record(List<Outcome> outcomes, Instant now);
 
@@ -180,6 +182,14 @@ public interface DeliveryStore {
 
     /** Failed transiently; send again at {@code at}. */
     record Retry(Claimed recipient, String reason, Instant at) implements Outcome {
+    }
+
+    /**
+     * Never handed to its provider: the provider's circuit is open ({@link ProviderBreakers}, {@code reason}
+     * the failure that opened it). Back to {@code pending} until {@code at}, the attempt its claim counted
+     * given back: waiting out an outage costs a recipient no attempt.
+     */
+    record Deferred(Claimed recipient, String reason, Instant at) implements Outcome {
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.pushservice.delivery;
 
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.Platform;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,6 +68,7 @@ final class Lane {
     private final RetryBackoff backoff;
     private final Clock clock;
     private final DeliveryMetrics metrics;
+    private final ProviderBreakers breakers;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
     /**
      * Per platform, room for recipients handed over by a fan-out and not yet sent: twice the in-flight
@@ -109,6 +111,14 @@ final class Lane {
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
          Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
          Clock clock, DeliveryMetrics metrics) {
+        this(priority, store, providers, blueprints, cancelled, properties, clock, metrics,
+                new ProviderBreakers(BreakerProperties.defaults(), (MeterRegistry) null));
+    }
+
+    Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
+         Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
+         Clock clock, DeliveryMetrics metrics, ProviderBreakers breakers) {
+        this.breakers = breakers;
         this.priority = priority;
         this.store = store;
         this.providers = providers;
@@ -508,6 +518,15 @@ final class Lane {
                         "rejected", DeliveryReasons.RENDER_FAILED);
                 continue;
             }
+            // the provider's circuit is open: back to pending without a request or an attempt (see ProviderBreakers)
+            ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(recipient.appId(), recipient.platform(),
+                    provider.circuitScope(message));
+            ProviderBreakers.Admission admission = breakers.admit(circuit, clock.instant());
+            if (admission instanceof ProviderBreakers.Wait wait) {
+                defer(recipient, wait.reason(), wait.until(), expiresAt);
+                continue;
+            }
+            boolean probe = ((ProviderBreakers.Send) admission).probe();
             long started = System.nanoTime();
             CompletableFuture<DeliveryResult> answer;
             try {
@@ -521,15 +540,21 @@ final class Lane {
                 metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
                 if (error != null) {
                     // a broken provider contract: retried like a transient failure, never dropped
-                    onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, expiresAt);
+                    breakers.answered(circuit, probe, ProviderBreakers.Answer.NONE, null, null, clock.instant());
+                    onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, expiresAt, false, null);
                 } else {
-                    onAnswer(recipient, result, expiresAt);
+                    ProviderBreakers.Answer kind = ProviderBreakers.classify(result);
+                    Instant openUntil = breakers.answered(circuit, probe, kind,
+                            result instanceof DeliveryResult.Failed f ? f.reason().code() : null,
+                            result instanceof DeliveryResult.Failed f ? f.retryAfter() : null, clock.instant());
+                    onAnswer(recipient, result, expiresAt, kind, openUntil);
                 }
             });
         }
     }
 
-    private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt) {
+    private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt,
+                          ProviderBreakers.Answer kind, Instant openUntil) {
         switch (result) {
             case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
                     DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
@@ -539,12 +564,23 @@ final class Lane {
                         r.invalidatesDevice()),
                         "rejected", reason);
             }
-            case DeliveryResult.Failed f -> onFailure(recipient, f.reason().code(), f.retryAfter(), expiresAt);
+            case DeliveryResult.Failed f -> onFailure(recipient, f.reason().code(), f.retryAfter(), expiresAt,
+                    kind != ProviderBreakers.Answer.NONE, openUntil);
         }
     }
 
-    private void onFailure(DeliveryStore.Claimed recipient, String reason, java.time.Duration retryAfter, Instant expiresAt) {
-        RetryBackoff.Decision decision = backoff.after(recipient.attempts(), retryAfter, clock.instant(), expiresAt);
+    /**
+     * {@code down}: the failure says the provider is down or limits us, so it is retried until the TTL
+     * whatever the attempts, and not before its circuit's {@code openUntil} (null: closed).
+     */
+    private void onFailure(DeliveryStore.Claimed recipient, String reason, java.time.Duration retryAfter, Instant expiresAt,
+                           boolean down, Instant openUntil) {
+        Instant now = clock.instant();
+        RetryBackoff.Decision decision = down ? backoff.whileDown(recipient.attempts(), retryAfter, now, expiresAt)
+                : backoff.after(recipient.attempts(), retryAfter, now, expiresAt);
+        if (decision instanceof RetryBackoff.Retry retry && openUntil != null && retry.at().isBefore(openUntil)) {
+            decision = RetryBackoff.notAfter(spread(openUntil), expiresAt);
+        }
         switch (decision) {
             case RetryBackoff.Retry retry -> finish(recipient,
                     new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", reason);
@@ -552,6 +588,25 @@ final class Lane {
                     new DeliveryStore.GaveUp(recipient, reason, giveUp.reason()),
                     giveUp.reason().equals(RetryBackoff.EXPIRED) ? "expired" : "dead_lettered", reason);
         }
+    }
+
+    /**
+     * Puts {@code recipient} back to {@code pending} without sending it: its circuit is open until
+     * {@code until}. Spread over a probe interval after that, so the recipients of a long outage do not
+     * all come due at the same instant; expired when that is past its TTL.
+     */
+    private void defer(DeliveryStore.Claimed recipient, String reason, Instant until, Instant expiresAt) {
+        Instant at = spread(until);
+        if (expiresAt != null && !at.isBefore(expiresAt)) {
+            finish(recipient, new DeliveryStore.GaveUp(recipient, reason, RetryBackoff.EXPIRED), "expired", reason);
+        } else {
+            finish(recipient, new DeliveryStore.Deferred(recipient, reason, at), "deferred", reason);
+        }
+    }
+
+    private Instant spread(Instant from) {
+        long window = breakers.properties().probeInterval().toMillis();
+        return from.plusMillis(java.util.concurrent.ThreadLocalRandom.current().nextLong(window + 1));
     }
 
     private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {

@@ -32,6 +32,24 @@ public interface PushProvider extends AutoCloseable {
      */
     ProviderPreview preview(PushMessage message);
 
+    /**
+     * Beside the app and the platform, what keys the circuit breaker {@code message} goes through
+     * ({@link ProviderBreakers}): empty where one provider serves the whole platform (APNs, FCM); a Web
+     * Push service's origin, since each push service fails on its own. Cheap and never blocks.
+     */
+    default String circuitScope(PushMessage message) {
+        return "";
+    }
+
+    /**
+     * Asks the provider whether it accepts {@code appId}'s credentials, without showing anything to a
+     * person. Never completes exceptionally for an answer; never blocks on I/O (the future completes on
+     * an I/O thread).
+     */
+    default CompletableFuture<CredentialCheck> checkCredentials(java.util.UUID appId) {
+        return CompletableFuture.completedFuture(CredentialCheck.unavailable("this provider cannot be checked"));
+    }
+
     @Override
     default void close() {
     }

@@ -67,8 +67,18 @@ public enum ReasonCode {
 
     // ----------------------------------------------------------------- transient (Failed)
 
-    /** The provider asks us to slow down (429, APNs {@code TooManyRequests}, FCM {@code QUOTA_EXCEEDED}). */
+    /**
+     * The provider asks us to slow down for the whole project or credential (FCM 429 and
+     * {@code QUOTA_EXCEEDED}, Web Push 429, APNs {@code TooManyProviderTokenUpdates}): the provider
+     * circuit pauses.
+     */
     RATE_LIMITED(false, false),
+    /**
+     * APNs {@code TooManyRequests}: too many pushes to this one device token in a short time. Retried
+     * with the recipient's own backoff, up to the maximum attempts; the credential's other devices go
+     * on (pausing the app's whole circuit for one device's rate would stop every send of the app).
+     */
+    DEVICE_RATE_LIMITED(false, false),
     /** The provider is down, overloaded or shutting a connection down (5xx, APNs {@code Shutdown}, {@code IdleTimeout}). */
     PROVIDER_UNAVAILABLE(false, false),
     /** No answer within the provider's request timeout. */

@@ -12,7 +12,9 @@ import java.util.function.LongUnaryOperator;
  * 503 to a whole chunk) spreads its retries over the window instead of returning in lock-step. A
  * provider's {@code Retry-After} is a floor: the wait is never shorter. The retry is given up when
  * {@code maxAttempts} sends have been made or when it would come after the notification's TTL ran out
- * (the provider would drop it anyway); the recipient is then dead-lettered. Pure and thread-safe.
+ * (the provider would drop it anyway); the recipient is then dead-lettered, or expired. A failure that
+ * says the provider is down ({@link #whileDown}) is retried until the TTL whatever the attempts.
+ * Pure and thread-safe.
  *
  * @param maxAttempts sends in total, the first one included; at least 1
  * @param initialBackoff ceiling of the wait after the first failure
@@ -54,6 +56,24 @@ public record RetryBackoff(int maxAttempts, Duration initialBackoff, Duration ma
         long wait = random.applyAsLong(ceilingMillis(attempts));
         if (retryAfter != null && retryAfter.toMillis() > wait) wait = retryAfter.toMillis();
         Instant at = now.plusMillis(wait);
+        if (expiresAt != null && !at.isBefore(expiresAt)) return new GiveUp(EXPIRED);
+        return new Retry(at);
+    }
+
+    /**
+     * As {@link #after(int, Duration, Instant, Instant, LongUnaryOperator)} for a failure that says the
+     * provider is down or limits us (connection failed, timeout, 5xx, 429): retried until the TTL runs
+     * out, however many attempts were made. An outage is waited out, never counted against
+     * {@code maxAttempts} (the circuit breaker keeps such recipients from being sent meanwhile).
+     */
+    public Decision whileDown(int attempts, Duration retryAfter, Instant now, Instant expiresAt) {
+        long wait = java.util.concurrent.ThreadLocalRandom.current().nextLong(ceilingMillis(attempts) + 1);
+        if (retryAfter != null && retryAfter.toMillis() > wait) wait = retryAfter.toMillis();
+        return notAfter(now.plusMillis(wait), expiresAt);
+    }
+
+    /** A retry at {@code at}, or given up as {@link #EXPIRED} when that is not before {@code expiresAt}. */
+    public static Decision notAfter(Instant at, Instant expiresAt) {
         if (expiresAt != null && !at.isBefore(expiresAt)) return new GiveUp(EXPIRED);
         return new Retry(at);
     }

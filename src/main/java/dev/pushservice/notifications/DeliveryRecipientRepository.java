@@ -157,8 +157,8 @@ class DeliveryRecipientRepository {
      * Records outcomes of claimed recipients: {@code rows} is a JSON array of {@code n} (notification),
      * {@code d} (device), {@code k} (the attempt the outcome is of: the recipient's attempts as claimed),
      * {@code s} (new status), {@code e} (last error code), {@code t} (next attempt, for a retry),
-     * {@code p} (provider message id). A retry of a notification that is no longer processing (cancelled
-     * meanwhile) becomes cancelled. Only rows still claimed for that very attempt are touched, so the
+     * {@code p} (provider message id), {@code u} (1: the attempt is given back, a deferred send). A
+     * retry of a notification that is no longer processing (cancelled meanwhile) becomes cancelled. Only rows still claimed for that very attempt are touched, so the
      * same outcomes recorded again (a commit whose answer was lost) write nothing, even once the
      * recipient was claimed again for a later attempt.
      *
@@ -171,10 +171,11 @@ class DeliveryRecipientRepository {
                                                and (select n.status from notifications n where n.id = v.n) <> 'processing'
                                           then 'cancelled' else v.s end,
                             last_error = v.e,
+                            attempts = r.attempts - coalesce(v.u, 0),
                             next_attempt_at = coalesce(v.t, r.next_attempt_at),
                             provider_message_id = coalesce(v.p, r.provider_message_id),
                             updated_at = :now
-                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text)
+                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text, u int)
                         where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending' and r.attempts = v.k
                         returning r.notification_id, r.device_id""")
                 .param("rows", rows).param("now", ts(now))
@@ -426,6 +427,28 @@ class DeliveryRecipientRepository {
                         from jsonb_to_recordset(cast(:pairs as jsonb)) as v(n uuid, p text)
                         where r.notification_id = v.n and r.platform = v.p and r.status = 'pending'""")
                 .param("pairs", pairs).param("reason", DeliveryReasons.CREDENTIALS_MISSING).param("now", ts(now)).update();
+    }
+
+    /**
+     * Fails the pending recipients of each (app {@code a}, platform {@code p}) in {@code pairs}, of
+     * every notification of the app being delivered: the provider refused the app's credentials.
+     * Returns the notifications it changed, with their app.
+     */
+    Map<UUID, UUID> failCredentialsInvalid(String pairs, Instant now) {
+        Map<UUID, UUID> ended = new java.util.LinkedHashMap<>();
+        jdbc.sql("""
+                        with v as (select * from jsonb_to_recordset(cast(:pairs as jsonb)) as v(a uuid, p text)),
+                        failed as (
+                            update notification_recipients r
+                            set status = 'failed', last_error = :reason, updated_at = :now
+                            from v, notifications n
+                            where n.app_id = v.a and n.status = 'processing'
+                              and r.notification_id = n.id and r.platform = v.p and r.status = 'pending'
+                            returning r.notification_id, n.app_id)
+                        select distinct notification_id, app_id from failed""")
+                .param("pairs", pairs).param("reason", DeliveryReasons.CREDENTIALS_INVALID).param("now", ts(now))
+                .query((rs, n) -> ended.put(rs.getObject(1, UUID.class), rs.getObject(2, UUID.class))).list();
+        return ended;
     }
 
     void deadLetters(List<DeadLetterRepository.Entry> entries) {

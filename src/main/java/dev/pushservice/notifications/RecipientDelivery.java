@@ -189,6 +189,12 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return notifications.find(appId, notificationId).map(RecipientDelivery::blueprint);
     }
 
+    /** {@code recipient} with {@code attempts} sends counted. */
+    private static Claimed withAttempts(Claimed r, int attempts) {
+        return new Claimed(r.notificationId(), r.appId(), r.deviceId(), r.platform(), r.token(), Math.max(0, attempts),
+                r.values(), r.unsendable(), r.expiresAt(), r.locales(), r.handed());
+    }
+
     static Blueprint blueprint(NotificationRepository.Row row) {
         Instant due = row.queuedAt() != null ? row.queuedAt() : row.createdAt();
         return blueprint(row.id(), row.appId(), row.priority(), row.interruptionLevel(), row.content(), row.ttl(), due);
@@ -208,7 +214,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 actions.add(new PushMessage.Action(text(action, "id"), text(action, "text"), text(action, "icon")));
             }
         }
-        Instant expiresAt = ttl == null ? null : due.plusSeconds(ttl);
+        // without a TTL of its own a notification is retried through an outage for DEFAULT_TTL (the
+        // providers keep it as long as they do by default); its messages still carry no TTL
+        Instant expiresAt = due.plusSeconds(ttl == null ? Blueprint.DEFAULT_TTL.toSeconds() : ttl);
         JsonNode badge = c.get("badge");
         JsonNode overrides = c.get("platform_overrides");
         return new Blueprint(id, appId, lane(priority),
@@ -286,6 +294,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
         Map<DeliveryRecipientRepository.Written, DeadLetterRepository.Entry> deadLetters = new LinkedHashMap<>();
         Map<DeliveryRecipientRepository.Written, Invalid> invalid = new LinkedHashMap<>();
+        Set<String> refused = new LinkedHashSet<>();
+        ArrayNode refusedRows = JsonNodeFactory.instance.arrayNode();
         Map<UUID, UUID> touched = new LinkedHashMap<>();
         ArrayNode unaccepted = JsonNodeFactory.instance.arrayNode();
         for (Outcome o : outcomes) {
@@ -296,6 +306,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             String error = null;
             Instant retryAt = null;
             String providerId = null;
+            boolean uncounted = false;
             switch (o) {
                 case Accepted a -> {
                     status = States.ACCEPTED;
@@ -311,6 +322,10 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                                 : r.claimedAt() != null ? r.claimedAt() : now;
                         invalid.put(key, new Invalid(r.appId(), r.deviceId(), x.reason(), since));
                     }
+                    if (DeliveryReasons.CREDENTIALS_INVALID.equals(x.reason())
+                            && refused.add(r.appId() + "/" + r.platform().value())) {
+                        refusedRows.addObject().put("a", r.appId().toString()).put("p", r.platform().value());
+                    }
                     if (DeliveryReasons.CREDENTIALS_MISSING.equals(x.reason())
                             && unconfigured.add(r.notificationId() + "/" + r.platform().value())) {
                         unconfiguredRows.addObject().put("n", r.notificationId().toString()).put("p", r.platform().value());
@@ -320,6 +335,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     status = States.PENDING;
                     error = x.reason();
                     retryAt = x.at();
+                }
+                case Deferred x -> {
+                    // never sent (its provider's circuit is open): the attempt its claim counted is given back
+                    status = States.PENDING;
+                    error = x.reason();
+                    retryAt = x.at();
+                    uncounted = true;
                 }
                 case GaveUp x -> {
                     status = x.expired() ? States.EXPIRED : States.FAILED;
@@ -336,12 +358,14 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             }
             if (r.handed() != null) {
                 // handed recipients are never capped (see handover): no slot to give back
-                handedRows.add(r, status, error, retryAt, providerId);
+                handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId);
                 continue;
             }
             if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
-            rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()).put("k", r.attempts())
-                    .put("s", status).put("e", error).put("t", retryAt == null ? null : retryAt.toString()).put("p", providerId);
+            ObjectNode row = rows.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString())
+                    .put("k", r.attempts()).put("s", status).put("e", error).put("t", retryAt == null ? null : retryAt.toString())
+                    .put("p", providerId);
+            if (uncounted) row.put("u", 1);
         }
         Recorded recorded = recipients.inTransaction(() -> {
             Set<DeliveryRecipientRepository.Written> written = new HashSet<>();
@@ -359,6 +383,17 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             // ---- frequency caps: sends that ended other than accepted give their slot back (by status: repeatable) ----
             if (!unaccepted.isEmpty()) caps.released(unaccepted.toString());
             if (failed > 0) caps.releasedAll(unconfiguredNotifications(unconfiguredRows));
+            // the provider refused the app's credentials: the platform's pending recipients of every
+            // notification of the app fail at once, none is sent to be refused again
+            if (!refusedRows.isEmpty()) {
+                Map<UUID, UUID> ended = recipients.failCredentialsInvalid(refusedRows.toString(), now);
+                if (!ended.isEmpty()) {
+                    caps.releasedAll(ended.keySet());
+                    touched.putAll(ended);
+                    log.info("Pending recipients of {} notification(s) failed at once: their provider refused the app's credentials",
+                            ended.size());
+                }
+            }
             List<Invalid> dead = new ArrayList<>();
             invalid.forEach((key, device) -> {
                 if (written.contains(key)) dead.add(device);

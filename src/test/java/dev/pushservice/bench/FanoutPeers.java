@@ -31,7 +31,12 @@ import tools.jackson.databind.node.ObjectNode;
  * transactional probes), a line {@code EPOCH_MICROS NUMBER}, the peer's clock as it accepted the push.
  * Runs until killed.
  *
- * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS}.
+ * <p>With {@code relay} (the outage drill, {@code drills/provider-outage.sh}) the service reaches APNs
+ * through a {@link DroppingProxy}: while the file {@code apns-down} exists in DIR the relay is down
+ * (every connection cut, new ones refused, as a peer killed with -9), and {@code apns-tokens.txt}
+ * holds {@code DISTINCT_TOKENS TOTAL_PUSHES} accepted by APNs so far.
+ *
+ * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay]}.
  */
 public final class FanoutPeers {
 
@@ -58,6 +63,8 @@ public final class FanoutPeers {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         int subscriptions = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        boolean relay = args.length > 2 && args[2].equals("relay");
+        java.util.concurrent.ConcurrentHashMap<String, Boolean> tokens = new java.util.concurrent.ConcurrentHashMap<>();
         Files.createDirectories(dir);
         JsonMapper json = JsonMapper.builder().build();
 
@@ -67,10 +74,13 @@ public final class FanoutPeers {
         ConcurrentLinkedQueue<String> arrivals = new ConcurrentLinkedQueue<>();
         apns.answer((PushNotificationHandler) (headers, payload) -> {
             apnsAccepted.incrementAndGet();
+            if (relay) tokens.put(ApnsTestPeer.deviceToken(headers), Boolean.TRUE);
             long probe = probeNumber(payload, mark);
             if (probe >= 0) arrivals.add(ProbeClient.micros(Instant.now()) + " " + probe + "\n");
         });
         Path ca = ApnsTestPeer.writeCa(dir);
+        dev.pushservice.delivery.apns.DroppingProxy proxy = relay ? new dev.pushservice.delivery.apns.DroppingProxy(apns.port()) : null;
+        Path down = dir.resolve("apns-down");
         LocalFcmServer fcm = new LocalFcmServer(0).start();
         fcm.recording(false);
         LocalServiceAccount account = LocalServiceAccount.registeredWith(fcm, "fanout-bench");
@@ -90,11 +100,12 @@ public final class FanoutPeers {
         settings.putObject("fcm").set("service_account", json.readTree(account.json(fcm.tokenUri())));
         Files.writeString(dir.resolve("settings.json"), settings.toString());
         Files.writeString(dir.resolve("peers.env"), String.join("\n",
-                "PUSH_APNS_HOST=localhost", "PUSH_APNS_PORT=" + apns.port(), "PUSH_APNS_TRUSTED_CA_FILE=" + ca,
+                "PUSH_APNS_HOST=localhost", "PUSH_APNS_PORT=" + (proxy != null ? proxy.port() : apns.port()), "PUSH_APNS_TRUSTED_CA_FILE=" + ca,
                 "PUSH_FCM_BASE_URL=" + fcm.baseUrl(), "PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS=true", ""));
         Path counts = dir.resolve("counts.txt");
         Path tmp = dir.resolve("counts.tmp");
         Path arrived = dir.resolve("arrivals.txt");
+        boolean proxyDown = false;
         while (true) {
             StringBuilder lines = new StringBuilder();
             for (String line; (line = arrivals.poll()) != null; ) lines.append(line);
@@ -103,6 +114,17 @@ public final class FanoutPeers {
             }
             Files.writeString(tmp, apnsAccepted.get() + " " + fcm.sendsAccepted() + " " + web.acceptedCount() + "\n");
             Files.move(tmp, counts, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            if (proxy != null) {
+                boolean wantDown = Files.exists(down);
+                if (wantDown != proxyDown) {
+                    if (wantDown) proxy.down(); else proxy.up();
+                    proxyDown = wantDown;
+                    System.out.println(Instant.now() + " APNs relay " + (wantDown ? "down" : "up"));
+                }
+                Files.writeString(dir.resolve("apns-tokens.tmp"), tokens.size() + " " + apnsAccepted.get() + "\n");
+                Files.move(dir.resolve("apns-tokens.tmp"), dir.resolve("apns-tokens.txt"),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
             Thread.sleep(100);
         }
     }

@@ -282,17 +282,37 @@ class LaneTests {
     }
 
     @Test
-    void aRecipientThatKeepsFailingIsDeadLetteredAfterTheMaximumAttempts() {
+    void aRecipientWhoseSendKeepsFailingOnOurSideIsDeadLetteredAfterTheMaximumAttempts() {
         UUID n = store.notification(Priority.NORMAL);
-        UUID down = store.pending(n, Priority.NORMAL, "down");
-        provider.script("down", t -> new DeliveryResult.Failed(ReasonCode.PROVIDER_UNAVAILABLE, "INTERNAL: HTTP 500"));
+        UUID broken = store.pending(n, Priority.NORMAL, "broken");
+        provider.script("broken", t -> null); // the provider's future fails: our bug, not an outage
 
         lane(Priority.NORMAL, properties(0, 3));
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(down) instanceof DeliveryStore.GaveUp);
-        assertThat(provider.sends.get("down").get()).isEqualTo(3);
-        assertThat(store.outcome(down)).isEqualTo(
-                new DeliveryStore.GaveUp(store.claimed(down), "provider_unavailable", RetryBackoff.MAX_ATTEMPTS));
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(broken) instanceof DeliveryStore.GaveUp);
+        assertThat(provider.sends.get("broken").get()).isEqualTo(3);
+        assertThat(store.outcome(broken)).isEqualTo(
+                new DeliveryStore.GaveUp(store.claimed(broken), DeliveryReasons.PROVIDER_ERROR, RetryBackoff.MAX_ATTEMPTS));
+    }
+
+    /**
+     * A provider that answers 5xx for longer than the maximum attempts: the outage is waited out (its
+     * circuit opens, the recipient waits without spending attempts), never dead-lettered.
+     */
+    @Test
+    void aRecipientWhoseProviderIsDownIsRetriedPastTheMaximumAttemptsUntilItComesBack() {
+        UUID n = store.notification(Priority.NORMAL);
+        UUID down = store.pending(n, Priority.NORMAL, "down");
+        AtomicInteger calls = new AtomicInteger();
+        provider.script("down", t -> calls.incrementAndGet() <= 6
+                ? new DeliveryResult.Failed(ReasonCode.PROVIDER_UNAVAILABLE, "INTERNAL: HTTP 500")
+                : new DeliveryResult.Accepted("back"));
+
+        lane(Priority.NORMAL, properties(0, 3));
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> store.outcome(down) instanceof DeliveryStore.Accepted);
+        assertThat(provider.sends.get("down").get()).isEqualTo(7);
+        assertThat(store.history(down)).noneMatch(o -> o instanceof DeliveryStore.GaveUp);
     }
 
     @Test
@@ -407,6 +427,13 @@ class LaneTests {
                 }
             }
             DeliveryResult result = scripts.getOrDefault(token, t -> new DeliveryResult.Accepted(null)).apply(token);
+            if (result == null) { // scripted as a broken contract: the future fails instead of answering
+                io.execute(() -> {
+                    concurrent.get(group).decrementAndGet();
+                    answer.completeExceptionally(new IllegalStateException("broken provider"));
+                });
+                return answer;
+            }
             io.execute(() -> complete(group, answer, result));
             return answer;
         }
@@ -546,6 +573,11 @@ class LaneTests {
                     case Retry r -> {
                         row.state = States.PENDING;
                         row.due = r.at();
+                    }
+                    case Deferred d -> {
+                        row.state = States.PENDING;
+                        row.due = d.at();
+                        row.attempts--;
                     }
                     case Accepted a -> row.state = States.ACCEPTED;
                     case Rejected r -> row.state = r.tokenInvalid() ? States.INVALID_TOKEN : States.FAILED;

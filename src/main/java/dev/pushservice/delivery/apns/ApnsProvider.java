@@ -5,6 +5,8 @@ import com.eatthepath.pushy.apns.ApnsClientBuilder;
 import com.eatthepath.pushy.apns.PushNotificationResponse;
 import com.eatthepath.pushy.apns.auth.ApnsSigningKey;
 import com.eatthepath.pushy.apns.util.SimpleApnsPushNotification;
+import dev.pushservice.delivery.CredentialCheck;
+import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
@@ -103,7 +105,7 @@ public final class ApnsProvider implements PushProvider {
             Map.entry("BadTopic", ReasonCode.CREDENTIALS_INVALID),
             Map.entry("MissingTopic", ReasonCode.CREDENTIALS_INVALID),
             Map.entry("TopicDisallowed", ReasonCode.CREDENTIALS_INVALID),
-            Map.entry("TooManyRequests", ReasonCode.RATE_LIMITED),
+            Map.entry("TooManyRequests", ReasonCode.DEVICE_RATE_LIMITED),
             Map.entry("TooManyProviderTokenUpdates", ReasonCode.RATE_LIMITED),
             Map.entry("ExpiredProviderToken", ReasonCode.ACCESS_TOKEN_UNAVAILABLE),
             Map.entry("IdleTimeout", ReasonCode.PROVIDER_UNAVAILABLE),
@@ -117,6 +119,8 @@ public final class ApnsProvider implements PushProvider {
     private final X509Certificate[] trustedServerCertificates;
     private final EventLoopGroup eventLoopGroup;
     private final ConcurrentHashMap<ClientKey, AppClient> clients = new ConcurrentHashMap<>();
+    /** Credential versions APNs refused: their later messages are rejected without a request. */
+    private final CredentialRejections rejections;
 
     /** Which client a message goes out on: its app's, for its lane. */
     private record ClientKey(UUID appId, Priority lane) {
@@ -130,6 +134,7 @@ public final class ApnsProvider implements PushProvider {
         this.properties = builder.properties;
         this.credentials = builder.credentials;
         this.clock = builder.clock;
+        this.rejections = new CredentialRejections("APNs", builder.credentials, builder.clock);
         this.trustedServerCertificates = trustedServerCertificates;
         this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors());
     }
@@ -185,6 +190,9 @@ public final class ApnsProvider implements PushProvider {
         if (client.unusable != null) {
             return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, client.unusable));
         }
+        long version = found.get().version();
+        DeliveryResult.Rejected refused = rejections.refused(message.appId(), version);
+        if (refused != null) return done(refused); // APNs refused this key already: no request
 
         SimpleApnsPushNotification notification;
         try {
@@ -209,7 +217,11 @@ public final class ApnsProvider implements PushProvider {
                     properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             sent.whenComplete((response, error) -> {
                 timeout.cancel();
-                result.complete(toResult(response, error));
+                DeliveryResult answer = toResult(response, error);
+                if (answer instanceof DeliveryResult.Rejected r && r.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                    rejections.reject(message.appId(), version, r.detail());
+                }
+                result.complete(answer);
             });
         } catch (RuntimeException e) {
             result.complete(new DeliveryResult.Failed(ReasonCode.CONNECTION_FAILED, describe(e)));
@@ -217,6 +229,51 @@ public final class ApnsProvider implements PushProvider {
         // The slot is released exactly once, by whichever comes first (answer, timeout, error), and
         // before the caller's continuations run
         return result.whenComplete((r, e) -> client.inFlight.release());
+    }
+
+    /**
+     * A made-up, well-formed device token for {@link #checkCredentials}: no device has it, so APNs answers
+     * {@code BadDeviceToken} when it accepts the key and nothing reaches a person.
+     */
+    static final String CHECK_TOKEN = "0".repeat(64);
+
+    /**
+     * Asks APNs about the app's credentials with a background push (no alert, lowest priority, expired at
+     * once) to {@link #CHECK_TOKEN}, on the transactional lane's client: {@code BadDeviceToken} (or any
+     * answer but a credentials refusal) means APNs took the key or certificate.
+     */
+    @Override
+    public CompletableFuture<CredentialCheck> checkCredentials(UUID appId) {
+        Optional<CredentialSource.Versioned<ApnsCredentials>> found;
+        try {
+            found = credentials.find(appId);
+        } catch (CredentialSource.Unusable e) {
+            return CompletableFuture.completedFuture(CredentialCheck.invalid(e.getMessage()));
+        }
+        if (found.isEmpty()) return CompletableFuture.completedFuture(CredentialCheck.notConfigured());
+        AppClient client = clientFor(new ClientKey(appId, Priority.TRANSACTIONAL), found.get());
+        if (client.unusable != null) return CompletableFuture.completedFuture(CredentialCheck.invalid(client.unusable));
+        long version = found.get().version();
+        CompletableFuture<CredentialCheck> result = new CompletableFuture<>();
+        try {
+            var sent = client.apns.sendNotification(new SimpleApnsPushNotification(CHECK_TOKEN, client.topic,
+                    "{\"aps\":{\"content-available\":1}}", clock.instant(),
+                    com.eatthepath.pushy.apns.DeliveryPriority.CONSERVE_POWER, com.eatthepath.pushy.apns.PushType.BACKGROUND));
+            Timeout timeout = timeouts.newTimeout(t -> result.complete(CredentialCheck.unavailable(
+                    "timeout: no answer within " + properties.requestTimeout().toMillis() + " ms")),
+                    properties.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            sent.whenComplete((response, error) -> {
+                timeout.cancel();
+                DeliveryResult answer = toResult(response, error);
+                if (answer instanceof DeliveryResult.Rejected r && r.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                    rejections.reject(appId, version, r.detail());
+                }
+                result.complete(CredentialCheck.of(answer));
+            });
+        } catch (RuntimeException e) {
+            result.complete(CredentialCheck.unavailable("connection_failed: " + describe(e)));
+        }
+        return result;
     }
 
     /** Requests this provider has outstanding for {@code appId}, all lanes; for monitoring and tests. */
@@ -262,7 +319,7 @@ public final class ApnsProvider implements PushProvider {
             code = status == 410 ? ReasonCode.TOKEN_UNREGISTERED
                     : status == 403 ? ReasonCode.CREDENTIALS_INVALID
                     : status == 413 ? ReasonCode.PAYLOAD_TOO_LARGE
-                    : status == 429 ? ReasonCode.RATE_LIMITED
+                    : status == 429 ? ReasonCode.DEVICE_RATE_LIMITED
                     : status >= 500 ? ReasonCode.PROVIDER_UNAVAILABLE
                     : ReasonCode.PROVIDER_REJECTED;
         }

@@ -70,6 +70,11 @@ class ApnsSettings implements SettingsSection<AppSettings.ApnsView>, CredentialS
     }
 
     @Override
+    public void rejected(UUID appId, long version, String reason, java.time.Instant at) {
+        store.markRejected(appId, NAME, version, reason, at);
+    }
+
+    @Override
     public Optional<Versioned<ApnsCredentials>> find(UUID appId) {
         return cache.find(appId);
     }

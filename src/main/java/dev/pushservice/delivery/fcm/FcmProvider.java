@@ -4,6 +4,8 @@ import com.google.auth.RequestMetadataCallback;
 import com.google.auth.Retryable;
 import com.google.auth.oauth2.GoogleCredentials;
 import com.google.auth.oauth2.ServiceAccountCredentials;
+import dev.pushservice.delivery.CredentialCheck;
+import dev.pushservice.delivery.CredentialRejections;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
@@ -75,10 +77,13 @@ public final class FcmProvider implements PushProvider {
     private final PushHttpClient http;
     private final ExecutorService tokenRefresher = Executors.newVirtualThreadPerTaskExecutor();
     private final Map<UUID, AppClient> apps = new ConcurrentHashMap<>();
+    /** Credential versions FCM refused: their later messages are rejected without a request. */
+    private final CredentialRejections rejections;
 
     private FcmProvider(Builder b) {
         this.credentialSource = b.credentialSource;
         this.clock = b.clock;
+        this.rejections = new CredentialRejections("FCM", b.credentialSource, b.clock);
         this.baseUrl = stripSlash(b.properties.baseUrl());
         this.requestTimeout = b.properties.requestTimeout();
         this.refreshMargin = b.refreshMargin;
@@ -143,6 +148,8 @@ public final class FcmProvider implements PushProvider {
             return done(new DeliveryResult.Rejected(ReasonCode.PAYLOAD_INVALID,
                     "the FCM message cannot be built (" + e.getClass().getSimpleName() + ")"));
         }
+        DeliveryResult.Rejected refused = rejections.refused(message.appId(), found.get().version());
+        if (refused != null) return done(refused); // FCM refused this service account already: no request
         AppClient app = appClient(message.appId(), found.get());
         try {
             inFlight.acquire();
@@ -151,7 +158,12 @@ public final class FcmProvider implements PushProvider {
             return done(new DeliveryResult.Failed(ReasonCode.INTERRUPTED, "before sending"));
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
-        result.whenComplete((r, e) -> inFlight.release());
+        result.whenComplete((r, e) -> {
+            inFlight.release();
+            if (r instanceof DeliveryResult.Rejected x && x.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                rejections.reject(message.appId(), app.version, x.detail());
+            }
+        });
         try {
             app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
                 @Override
@@ -172,6 +184,53 @@ public final class FcmProvider implements PushProvider {
             result.completeExceptionally(e);
         }
         return result;
+    }
+
+    /** What {@link #checkCredentials} asks FCM: validated only, to a topic, never delivered. */
+    static final byte[] CHECK_BODY = "{\"validate_only\":true,\"message\":{\"topic\":\"push-service-credentials-check\",\"data\":{}}}"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /**
+     * Asks FCM about the app's service account with a {@code validate_only} message (FCM checks it and
+     * delivers nothing): an access token must be issued and the send authorized.
+     */
+    @Override
+    public CompletableFuture<CredentialCheck> checkCredentials(UUID appId) {
+        Optional<CredentialSource.Versioned<FcmCredentials>> found;
+        try {
+            found = credentialSource.find(appId);
+        } catch (CredentialSource.Unusable e) {
+            return done(CredentialCheck.invalid(e.getMessage()));
+        }
+        if (found.isEmpty()) return done(CredentialCheck.notConfigured());
+        AppClient app = appClient(appId, found.get());
+        CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
+        try {
+            app.credentials.getRequestMetadata(app.sendUri, tokenRefresher, new RequestMetadataCallback() {
+                @Override
+                public void onSuccess(Map<String, List<String>> metadata) {
+                    try {
+                        post(app, Priority.TRANSACTIONAL, metadata, CHECK_BODY, result);
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
+                }
+
+                @Override
+                public void onFailure(Throwable failure) {
+                    result.complete(tokenFailure(failure));
+                }
+            });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result.handle((answer, error) -> {
+            if (error != null) return CredentialCheck.unavailable(error.getClass().getSimpleName());
+            if (answer instanceof DeliveryResult.Rejected x && x.reason() == ReasonCode.CREDENTIALS_INVALID) {
+                rejections.reject(appId, app.version, x.detail());
+            }
+            return CredentialCheck.of(answer);
+        });
     }
 
     private void post(AppClient app, Priority lane, Map<String, List<String>> metadata, byte[] body,
@@ -226,7 +285,7 @@ public final class FcmProvider implements PushProvider {
                 : new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID, detail + "; check the app's service account");
     }
 
-    private static CompletableFuture<DeliveryResult> done(DeliveryResult result) {
+    private static <T> CompletableFuture<T> done(T result) {
         return CompletableFuture.completedFuture(result);
     }
 

@@ -73,6 +73,11 @@ class FcmSettings implements SettingsSection<AppSettings.FcmView>, CredentialSou
     }
 
     @Override
+    public void rejected(UUID appId, long version, String reason, java.time.Instant at) {
+        store.markRejected(appId, NAME, version, reason, at);
+    }
+
+    @Override
     public Optional<Versioned<FcmCredentials>> find(UUID appId) {
         return cache.find(appId);
     }

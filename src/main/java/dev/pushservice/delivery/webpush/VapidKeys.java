@@ -76,7 +76,8 @@ public record VapidKeys(ECPublicKey publicKey, ECPrivateKey privateKey, String s
         return (subject.startsWith("mailto:") && subject.length() > 7) || (subject.startsWith("https://") && subject.length() > 8);
     }
 
-    private boolean matches() {
+    /** Whether the private key belongs to the public key (a signature made with one verifies with the other). */
+    boolean matches() {
         try {
             byte[] probe = "vapid key pair check".getBytes(StandardCharsets.US_ASCII);
             Signature signer = Signature.getInstance("SHA256withECDSA");

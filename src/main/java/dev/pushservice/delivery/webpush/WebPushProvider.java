@@ -1,5 +1,6 @@
 package dev.pushservice.delivery.webpush;
 
+import dev.pushservice.delivery.CredentialCheck;
 import dev.pushservice.delivery.CredentialSource;
 import dev.pushservice.delivery.DeliveryResult;
 import dev.pushservice.delivery.PushMessage;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
@@ -106,6 +108,41 @@ public final class WebPushProvider implements PushProvider {
     @Override
     public Platform platform() {
         return Platform.WEB;
+    }
+
+    /** Each push service (by origin) is a circuit of its own: one down or limiting us holds back no other. */
+    @Override
+    public String circuitScope(PushMessage message) {
+        try {
+            return WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints()).origin();
+        } catch (RuntimeException e) {
+            return ""; // refused before any request: the circuit does not matter
+        }
+    }
+
+    /**
+     * Checks the app's VAPID key pair here, with nothing sent: push services take any well-formed pair,
+     * so what can be wrong is a subject Apple's push service refuses (not {@code mailto:} or
+     * {@code https:}) or a private key that does not belong to the public key browsers subscribed with.
+     */
+    @Override
+    public CompletableFuture<CredentialCheck> checkCredentials(UUID appId) {
+        Optional<CredentialSource.Versioned<VapidKeys>> keys;
+        try {
+            keys = credentials.find(appId);
+        } catch (CredentialSource.Unusable e) {
+            return CompletableFuture.completedFuture(CredentialCheck.invalid(e.getMessage()));
+        }
+        if (keys.isEmpty()) return CompletableFuture.completedFuture(CredentialCheck.notConfigured());
+        VapidKeys pair = keys.get().credentials();
+        String subject = pair.subject() != null ? pair.subject() : properties.subject();
+        if (!VapidKeys.validSubject(subject)) {
+            return CompletableFuture.completedFuture(CredentialCheck.invalid("the VAPID subject is not a mailto: or https: URL"));
+        }
+        if (!pair.matches()) {
+            return CompletableFuture.completedFuture(CredentialCheck.invalid("the VAPID private key does not belong to the public key"));
+        }
+        return CompletableFuture.completedFuture(CredentialCheck.ok());
     }
 
     @Override

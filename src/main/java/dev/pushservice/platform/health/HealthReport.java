@@ -15,6 +15,10 @@ import java.util.List;
  * @param database PostgreSQL reachability and round-trip time
  * @param redis {@code not_configured} without {@code REDIS_URL}
  * @param jobs background work as recorded in the database; null when the database is down
+ * @param providerCircuits this instance's provider circuit breakers that are open or probing (a provider,
+ *                         for one app's credential or one Web Push origin, down or limiting us; sends to it
+ *                         wait); empty when every provider answers. Never changes {@code status}: an outage
+ *                         of Apple's or Google's is waited out, not ours to be restarted for
  */
 record HealthReport(
         String status,
@@ -23,7 +27,8 @@ record HealthReport(
         Component api,
         Component database,
         Component redis,
-        Jobs jobs) {
+        Jobs jobs,
+        @JsonProperty("provider_circuits") List<ProviderCircuits.Circuit> providerCircuits) {
 
     public static final String OK = "ok";
     public static final String DEGRADED = "degraded";

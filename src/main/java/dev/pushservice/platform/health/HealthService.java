@@ -30,6 +30,7 @@ class HealthService implements DisposableBean {
     private final RedisProbe redis;
     private final List<String> roles;
     private final Clock clock;
+    private final ObjectProvider<ProviderCircuits> circuits;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile HealthReport last;
     private volatile long lastTakenNanos;
@@ -37,7 +38,8 @@ class HealthService implements DisposableBean {
     private long lastJobsNanos;
 
     HealthService(HikariDataSource dataSource, DbSchedulerProperties scheduler, PushProperties properties,
-                  ObjectProvider<RedisClient> redisClient, Clock clock) {
+                  ObjectProvider<RedisClient> redisClient, Clock clock, ObjectProvider<ProviderCircuits> circuits) {
+        this.circuits = circuits;
         this.database = new DatabaseProbe(dataSource, scheduler.getTableName());
         RedisClient client = redisClient.getIfAvailable();
         this.redis = client == null ? null : new RedisProbe(client, properties.redisUrl());
@@ -91,7 +93,12 @@ class HealthService implements DisposableBean {
             status = HealthReport.OK;
         }
         return new HealthReport(status, now, roles, new HealthReport.Component(HealthReport.Component.UP, null),
-                db, redisState, jobs);
+                db, redisState, jobs, providerCircuits());
+    }
+
+    private List<ProviderCircuits.Circuit> providerCircuits() {
+        ProviderCircuits source = circuits.getIfAvailable();
+        return source == null ? List.of() : source.notClosed();
     }
 
     @Override

@@ -62,6 +62,22 @@ final class StatusPage {
         component(html, "Redis", r.redis(), "Shared rate limits; latency of one PING");
         html.append("</table>\n");
 
+        html.append("<h2>Providers</h2>\n");
+        if (r.providerCircuits().isEmpty()) {
+            html.append("<p id=\"providers\">✓ Every provider circuit is closed: sends go out.</p>\n");
+        } else {
+            html.append("<table id=\"providers\">\n<tr><th>Provider circuit</th><th>State</th><th>Since</th><th>Next probe</th></tr>\n");
+            for (ProviderCircuits.Circuit c : r.providerCircuits()) {
+                String scope = c.scope().isEmpty() ? "" : " " + c.scope();
+                html.append("<tr><th>").append(esc(c.platform() + scope)).append("<br><span class=\"muted\">app ")
+                        .append(esc(c.appId())).append("</span></th><td><span class=\"badge down\">✕ ")
+                        .append(esc(c.state())).append("</span> ").append(esc(c.reason() == null ? "" : c.reason()))
+                        .append("</td><td>").append(esc(GENERATED.format(c.openedAt()))).append("</td><td>")
+                        .append(esc(GENERATED.format(c.retryAt()))).append("</td></tr>\n");
+            }
+            html.append("</table>\n<p class=\"muted\">Sends to an open circuit wait (pending, no attempt spent) while one probe at a time tests it.</p>\n");
+        }
+
         html.append("<h2>Background jobs</h2>\n<table>\n");
         HealthReport.Jobs jobs = r.jobs();
         if (jobs == null) {

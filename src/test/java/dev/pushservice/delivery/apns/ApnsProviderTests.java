@@ -161,7 +161,7 @@ class ApnsProviderTests {
 
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource({
-            "TOO_MANY_REQUESTS, RATE_LIMITED, TooManyRequests",
+            "TOO_MANY_REQUESTS, DEVICE_RATE_LIMITED, TooManyRequests",
             "INTERNAL_SERVER_ERROR, PROVIDER_UNAVAILABLE, InternalServerError",
             "SERVICE_UNAVAILABLE, PROVIDER_UNAVAILABLE, ServiceUnavailable",
             "SHUTDOWN, PROVIDER_UNAVAILABLE, Shutdown",

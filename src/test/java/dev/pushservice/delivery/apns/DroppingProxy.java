@@ -12,26 +12,47 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP relay on loopback whose connections the test can cut at any moment: the way to drop an
- * HTTP/2 connection while a request is in flight, as a network or a restarting server would.
+ * HTTP/2 connection while a request is in flight, as a network or a restarting server would. It
+ * can also go {@linkplain #down() down} (connections cut, new ones refused, as a peer killed with -9)
+ * and {@linkplain #up() up} again on the same port.
  */
-final class DroppingProxy implements AutoCloseable {
+public final class DroppingProxy implements AutoCloseable {
 
-    private final ServerSocket listener;
+    private volatile ServerSocket listener;
+    private final int port;
     private final int targetPort;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
-    DroppingProxy(int targetPort) throws IOException {
+    public DroppingProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread.ofVirtual().start(this::acceptLoop);
+        this.port = listener.getLocalPort();
+        ServerSocket l = listener;
+        Thread.ofVirtual().start(() -> acceptLoop(l));
     }
 
-    int port() {
-        return listener.getLocalPort();
+    public int port() {
+        return port;
+    }
+
+    /** Cuts every connection and refuses new ones (the port is closed) until {@link #up()}. */
+    public synchronized void down() throws IOException {
+        listener.close();
+        dropAll();
+    }
+
+    /** Accepts connections again, on the same port. */
+    public synchronized void up() throws IOException {
+        if (!listener.isClosed()) return;
+        ServerSocket l = new ServerSocket();
+        l.setReuseAddress(true);
+        l.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+        listener = l;
+        Thread.ofVirtual().start(() -> acceptLoop(l));
     }
 
     /** Closes every relayed connection (both sides) without an HTTP/2 GOAWAY. */
-    void dropAll() {
+    public void dropAll() {
         for (Socket socket : sockets) {
             try {
                 socket.close();
@@ -42,7 +63,7 @@ final class DroppingProxy implements AutoCloseable {
         sockets.clear();
     }
 
-    private void acceptLoop() {
+    private void acceptLoop(ServerSocket listener) {
         while (!listener.isClosed()) {
             try {
                 Socket client = listener.accept();

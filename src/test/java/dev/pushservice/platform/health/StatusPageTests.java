@@ -10,7 +10,7 @@ class StatusPageTests {
 
     private static HealthReport report(String status, HealthReport.Component redis, HealthReport.Jobs jobs, List<String> roles) {
         return new HealthReport(status, Instant.parse("2025-03-04T05:06:07Z"), roles,
-                new HealthReport.Component("up", null), new HealthReport.Component("up", 1.5), redis, jobs);
+                new HealthReport.Component("up", null), new HealthReport.Component("up", 1.5), redis, jobs, java.util.List.of());
     }
 
     @Test

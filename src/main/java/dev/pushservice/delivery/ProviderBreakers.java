@@ -1,0 +1,283 @@
+package dev.pushservice.delivery;
+
+import dev.pushservice.platform.health.ProviderCircuits;
+import dev.pushservice.platform.rules.Platform;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.stereotype.Component;
+
+/**
+ * A circuit breaker per provider circuit: an app's credential on one platform ({@link Circuit}; for
+ * Web Push also the push service's origin, since each origin is a provider of its own). Shared by every
+ * lane of the instance.
+ *
+ * <p>States: <b>closed</b> (sends go out); <b>open</b> after {@link BreakerProperties#failureThreshold()}
+ * consecutive outage failures (connection failed, timeout, 5xx, no access token) or at once after a
+ * 429: sends wait until {@code retryAt}; then one send goes out as the <b>probe</b> while the others
+ * still wait. A probe that fails opens the circuit again for twice as long (from
+ * {@link BreakerProperties#probeInterval()} up to {@link BreakerProperties#maxProbeInterval()}); any
+ * answer of the provider other than an outage failure (accepted, or a rejection: the provider is up)
+ * closes it. A 429 pauses the circuit for its {@code Retry-After}, or without one for
+ * {@link BreakerProperties#rateLimitBackoff()} (60 s by default), doubling while 429s follow each other:
+ * the provider limits the project (FCM) or the credential (APNs), not one device.
+ *
+ * <p>What a lane does with it ({@link Lane}): before handing a message to its provider it asks
+ * {@link #admit}; a recipient that must wait goes back to {@code pending} until {@code retryAt} with its
+ * attempt given back ({@link DeliveryStore.Deferred}), so an outage of any length costs a recipient no
+ * attempt and nothing is dead-lettered for it. Every answer is reported to {@link #answered}.
+ *
+ * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #answered} on Netty I/O threads,
+ * {@link #notClosed} on request threads. State is kept only for circuits that are failing or open (a
+ * healthy provider costs one hash lookup per send); each circuit's state is changed under its own
+ * monitor, held for a few field writes: nothing here waits on I/O, a lock of another class or a clock.
+ */
+@Component
+public final class ProviderBreakers implements ProviderCircuits {
+
+    /** What keys a breaker: the app (its credential for the platform), the platform, and a scope such as a Web Push origin. */
+    public record Circuit(UUID appId, Platform platform, String scope) {
+        public Circuit {
+            scope = scope == null ? "" : scope;
+        }
+    }
+
+    /** Whether a message may go out now. */
+    public sealed interface Admission {
+    }
+
+    /** Send it; {@code probe}: it is the one request that tests an open circuit. */
+    public record Send(boolean probe) implements Admission {
+    }
+
+    /** Do not send: the circuit is open ({@code reason}) until {@code until}. */
+    public record Wait(Instant until, String reason) implements Admission {
+    }
+
+    private static final Send SEND = new Send(false);
+    private static final Send PROBE = new Send(true);
+
+    private final BreakerProperties properties;
+    private final ConcurrentHashMap<Circuit, State> circuits = new ConcurrentHashMap<>();
+    private final MeterRegistry registry;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+    /** The instance's breakers, with their meters where there is a registry. */
+    @Autowired
+    ProviderBreakers(BreakerProperties properties, ObjectProvider<MeterRegistry> registry) {
+        this(properties, registry.getIfAvailable());
+    }
+
+    /** @param registry where the meters go; null: none */
+    public ProviderBreakers(BreakerProperties properties, MeterRegistry registry) {
+        this.properties = properties;
+        this.registry = registry;
+        if (registry != null) {
+            for (Platform p : Platform.values()) {
+                Gauge.builder("push_provider_circuits_open", this, b -> b.countNotClosed(p))
+                        .description("Provider circuits (app credential, platform, Web Push origin) whose sends are paused")
+                        .tag("platform", p.value()).register(registry);
+            }
+        }
+    }
+
+    public BreakerProperties properties() {
+        return properties;
+    }
+
+    /** Whether a message of {@code circuit} may be sent at {@code now}. Never blocks. */
+    public Admission admit(Circuit circuit, Instant now) {
+        State s = circuits.get(circuit);
+        if (s == null) return SEND;
+        synchronized (s) {
+            if (s.retryAt == null) return SEND;
+            if (now.isBefore(s.retryAt)) return new Wait(s.retryAt, s.reason);
+            // a probe can take a whole request timeout: what arrives meanwhile waits a quarter of the
+            // longest probe interval rather than one probe interval, or a large send would be claimed and
+            // put back every second for as long as the probe hangs
+            if (s.probing) return new Wait(now.plus(probingWait()), s.reason);
+            s.probing = true;
+        }
+        count("push_provider_circuit_probes_total", circuit.platform(), null);
+        return PROBE;
+    }
+
+    /** What an answer says about the provider. */
+    public enum Answer {
+        /** Accepted, or rejected for a reason of the message, the token or the credentials: the provider is up. */
+        UP,
+        /** Connection failed, timed out, 5xx, no access token. */
+        OUTAGE,
+        /** 429. */
+        RATE_LIMITED,
+        /** Says nothing about the provider (our own failure). */
+        NONE
+    }
+
+    /** How an answer counts. */
+    public static Answer classify(DeliveryResult result) {
+        return switch (result) {
+            case DeliveryResult.Accepted a -> Answer.UP;
+            case DeliveryResult.Rejected r -> Answer.UP;
+            case DeliveryResult.Failed f -> switch (f.reason()) {
+                case RATE_LIMITED -> Answer.RATE_LIMITED;
+                case PROVIDER_UNAVAILABLE, TIMEOUT, CONNECTION_FAILED, ACCESS_TOKEN_UNAVAILABLE -> Answer.OUTAGE;
+                default -> Answer.NONE;
+            };
+        };
+    }
+
+    /**
+     * Reports an answer of {@code circuit}'s provider ({@code probe}: to the probe {@link #admit} let
+     * out). Returns until when the circuit is open after it, or null while it is closed. Never blocks.
+     */
+    public Instant answered(Circuit circuit, boolean probe, Answer answer, String reason, Duration retryAfter, Instant now) {
+        switch (answer) {
+            case NONE -> {
+                if (probe) release(circuit);
+                return retryAt(circuit);
+            }
+            case UP -> {
+                State s = circuits.get(circuit);
+                if (s != null) {
+                    synchronized (s) {
+                        circuits.remove(circuit, s);
+                        s.retryAt = null;
+                        s.probing = false;
+                    }
+                }
+                return null;
+            }
+            default -> {
+            }
+        }
+        State s = circuits.computeIfAbsent(circuit, c -> new State());
+        boolean opened = false;
+        Instant until;
+        synchronized (s) {
+            if (answer == Answer.RATE_LIMITED) {
+                // the 429s of one burst (every request in flight when the quota ran out) pause once; a 429
+                // after the pause (the probe's, or a straggler's) doubles it
+                boolean paused = s.retryAt != null && now.isBefore(s.retryAt);
+                if (!paused) s.rateLimited++;
+                Duration pause = retryAfter != null ? retryAfter : doubled(properties.rateLimitBackoff(), s.rateLimited,
+                        max(properties.rateLimitBackoff(), properties.maxProbeInterval()).multipliedBy(16));
+                if (probe) s.probing = false;
+                Instant end = now.plus(pause);
+                if (s.retryAt == null) {
+                    opened = true;
+                    s.openedAt = now;
+                    s.retryAt = end;
+                } else if (end.isAfter(s.retryAt)) {
+                    s.retryAt = end;
+                }
+                s.reason = reason;
+            } else {
+                s.failures++;
+                if (probe) {
+                    s.probing = false;
+                    s.probeFailures++;
+                    s.retryAt = now.plus(doubled(properties.probeInterval(), s.probeFailures + 1, properties.maxProbeInterval()));
+                } else if (s.retryAt == null && s.failures >= properties.failureThreshold()) {
+                    opened = true;
+                    s.openedAt = now;
+                    s.reason = reason;
+                    s.retryAt = now.plus(properties.probeInterval());
+                }
+            }
+            until = s.retryAt;
+        }
+        if (opened) count("push_provider_circuit_opened_total", circuit.platform(), reason);
+        return until;
+    }
+
+    private Duration probingWait() {
+        Duration quarter = properties.maxProbeInterval().dividedBy(4);
+        return quarter.compareTo(properties.probeInterval()) > 0 ? quarter : properties.probeInterval();
+    }
+
+    /** Until when {@code circuit} is open, or null while it is closed. */
+    public Instant retryAt(Circuit circuit) {
+        State s = circuits.get(circuit);
+        if (s == null) return null;
+        synchronized (s) {
+            return s.retryAt;
+        }
+    }
+
+    private void release(Circuit circuit) {
+        State s = circuits.get(circuit);
+        if (s == null) return;
+        synchronized (s) {
+            s.probing = false;
+        }
+    }
+
+    @Override
+    public List<ProviderCircuits.Circuit> notClosed() {
+        List<ProviderCircuits.Circuit> open = new ArrayList<>();
+        circuits.forEach((c, s) -> {
+            synchronized (s) {
+                if (s.retryAt != null) {
+                    open.add(new ProviderCircuits.Circuit(c.appId().toString(), c.platform().value(), c.scope(),
+                            s.probing ? "probing" : "open", s.reason, s.openedAt, s.retryAt));
+                }
+            }
+        });
+        open.sort(Comparator.comparing(ProviderCircuits.Circuit::openedAt));
+        return open;
+    }
+
+    /** Circuits of {@code platform} that are not closed (the gauge). */
+    int countNotClosed(Platform platform) {
+        int n = 0;
+        for (Map.Entry<Circuit, State> e : circuits.entrySet()) {
+            if (e.getKey().platform() != platform) continue;
+            synchronized (e.getValue()) {
+                if (e.getValue().retryAt != null) n++;
+            }
+        }
+        return n;
+    }
+
+    private void count(String name, Platform platform, String reason) {
+        if (registry == null) return;
+        String key = name + "|" + platform.value() + "|" + reason;
+        counters.computeIfAbsent(key, k -> {
+            Counter.Builder b = Counter.builder(name).tag("platform", platform.value());
+            if (reason != null) b.tag("reason", reason);
+            return b.register(registry);
+        }).increment();
+    }
+
+    private static Duration doubled(Duration initial, int times, Duration cap) {
+        Duration d = initial;
+        for (int i = 1; i < times && d.compareTo(cap) < 0; i++) d = d.multipliedBy(2);
+        return d.compareTo(cap) > 0 ? cap : d;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    /** One circuit's state; fields guarded by the object's monitor. */
+    private static final class State {
+        int failures;
+        int probeFailures;
+        int rateLimited;
+        boolean probing;
+        Instant retryAt;
+        Instant openedAt;
+        String reason;
+    }
+}

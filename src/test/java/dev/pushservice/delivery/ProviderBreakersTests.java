@@ -1,0 +1,73 @@
+package dev.pushservice.delivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pushservice.platform.rules.Platform;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The breaker's state machine on its own: what opens a circuit, what a probe does, what a 429 pauses. */
+class ProviderBreakersTests {
+
+    private final Instant t0 = Instant.parse("2026-11-26T12:00:00Z");
+    private final ProviderBreakers breakers = new ProviderBreakers(
+            new BreakerProperties(3, Duration.ofSeconds(1), Duration.ofSeconds(8), Duration.ofSeconds(60)), (MeterRegistry) null);
+    private final ProviderBreakers.Circuit ios = new ProviderBreakers.Circuit(UUID.randomUUID(), Platform.IOS, null);
+    private final ProviderBreakers.Circuit android = new ProviderBreakers.Circuit(UUID.randomUUID(), Platform.ANDROID, null);
+
+    private Instant fail(ProviderBreakers.Circuit c, boolean probe, ReasonCode code, Instant at) {
+        return breakers.answered(c, probe, ProviderBreakers.classify(new DeliveryResult.Failed(code, null)), code.code(), null, at);
+    }
+
+    @Test
+    void consecutiveOutageFailuresOpenTheCircuitAndOneProbeAtATimeTestsIt() {
+        assertThat(fail(ios, false, ReasonCode.CONNECTION_FAILED, t0)).isNull();
+        assertThat(fail(ios, false, ReasonCode.TIMEOUT, t0)).isNull();
+        assertThat(fail(ios, false, ReasonCode.PROVIDER_UNAVAILABLE, t0)).isEqualTo(t0.plusSeconds(1));
+
+        assertThat(breakers.admit(ios, t0.plusMillis(500))).isInstanceOf(ProviderBreakers.Wait.class);
+        assertThat(breakers.admit(ios, t0.plusSeconds(1))).isEqualTo(new ProviderBreakers.Send(true));
+        assertThat(breakers.admit(ios, t0.plusSeconds(1))).isInstanceOf(ProviderBreakers.Wait.class);
+        assertThat(breakers.notClosed()).singleElement().satisfies(c -> assertThat(c.state()).isEqualTo("probing"));
+
+        // a failed probe doubles the wait; an answer of the provider closes the circuit
+        assertThat(fail(ios, true, ReasonCode.CONNECTION_FAILED, t0.plusSeconds(2))).isEqualTo(t0.plusSeconds(4));
+        assertThat(breakers.admit(ios, t0.plusSeconds(4))).isEqualTo(new ProviderBreakers.Send(true));
+        assertThat(breakers.answered(ios, true, ProviderBreakers.Answer.UP, null, null, t0.plusSeconds(5))).isNull();
+        assertThat(breakers.admit(ios, t0.plusSeconds(5))).isEqualTo(new ProviderBreakers.Send(false));
+        assertThat(breakers.notClosed()).isEmpty();
+    }
+
+    @Test
+    void anAnswerOfTheProviderBetweenFailuresKeepsTheCircuitClosed() {
+        fail(ios, false, ReasonCode.CONNECTION_FAILED, t0);
+        fail(ios, false, ReasonCode.CONNECTION_FAILED, t0);
+        breakers.answered(ios, false, ProviderBreakers.classify(new DeliveryResult.Rejected(ReasonCode.TOKEN_UNREGISTERED, null)),
+                null, null, t0);
+        assertThat(fail(ios, false, ReasonCode.CONNECTION_FAILED, t0)).isNull();
+        assertThat(breakers.admit(ios, t0)).isEqualTo(new ProviderBreakers.Send(false));
+    }
+
+    @Test
+    void aRateLimitWithoutRetryAfterPausesTheCircuitAtLeastSixtySecondsOnceForItsBurst() {
+        assertThat(fail(android, false, ReasonCode.RATE_LIMITED, t0)).isEqualTo(t0.plusSeconds(60));
+        // the other 429s of the same burst count once: 60 s from the last of them, not doubled
+        assertThat(fail(android, false, ReasonCode.RATE_LIMITED, t0.plusMillis(10))).isEqualTo(t0.plusMillis(60_010));
+        assertThat(breakers.admit(android, t0.plusSeconds(59))).isInstanceOf(ProviderBreakers.Wait.class);
+        // the probe after the pause is limited again: twice as long
+        assertThat(breakers.admit(android, t0.plusMillis(60_010))).isEqualTo(new ProviderBreakers.Send(true));
+        assertThat(fail(android, true, ReasonCode.RATE_LIMITED, t0.plusSeconds(61))).isEqualTo(t0.plusSeconds(61 + 120));
+    }
+
+    @Test
+    void oneDeviceRateLimitedByApnsPausesNothing() {
+        for (int i = 0; i < 10; i++) {
+            assertThat(fail(ios, false, ReasonCode.DEVICE_RATE_LIMITED, t0)).isNull();
+        }
+        assertThat(breakers.admit(ios, t0)).isEqualTo(new ProviderBreakers.Send(false));
+        assertThat(breakers.notClosed()).isEmpty();
+    }
+}

@@ -47,9 +47,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 class WebhookDispatcher implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(WebhookDispatcher.class);
-    /** Facts relayed per pass, and the window re-read behind the cursor (see the relay). */
+    /** Facts relayed per pass, about (a transaction's facts are never split: see the relay). */
     static final int RELAY_BATCH = 5000;
-    static final int RELAY_REREAD = 1000;
 
     private final WebhookRepository repository;
     private final TransactionTemplate transaction;
@@ -62,6 +61,8 @@ class WebhookDispatcher implements SmartLifecycle {
     private final Semaphore capacity;
     private final java.util.concurrent.ConcurrentLinkedQueue<Finished> finished = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object wake = new Object();
+    /** The claim's round-robin position; read and written by the loop thread only. */
+    private WebhookRepository.Rotation rotation = WebhookRepository.Rotation.EMPTY;
     private volatile boolean running;
     private Thread loop;
     private ExecutorService attempts;
@@ -98,13 +99,13 @@ class WebhookDispatcher implements SmartLifecycle {
         while (running) {
             try {
                 int recorded = recordFinished();
-                int relayed = 0;
+                boolean more = false;
                 if (System.nanoTime() - lastRelay >= properties.pollInterval().toNanos()) {
-                    relayed = transaction.execute(s -> repository.relay(RELAY_BATCH, RELAY_REREAD, clock.instant()));
-                    lastRelay = relayed >= RELAY_BATCH ? 0 : System.nanoTime();
+                    more = relay();
+                    lastRelay = more ? 0 : System.nanoTime();
                 }
                 int claimed = claimAndSend();
-                if (recorded == 0 && relayed < RELAY_BATCH && claimed == 0) {
+                if (recorded == 0 && !more && claimed == 0) {
                     synchronized (wake) {
                         if (finished.isEmpty()) wake.wait(properties.pollInterval().toMillis());
                     }
@@ -118,6 +119,19 @@ class WebhookDispatcher implements SmartLifecycle {
             }
         }
         recordFinished();
+    }
+
+    /**
+     * One relay pass in its own transaction: the lock on the relay's row first, then the pass as a
+     * second statement (its snapshot must be taken after the lock: {@link WebhookRepository#lockRelay}).
+     * While another worker relays, this one skips the pass.
+     *
+     * @return whether more facts are ready now (the next pass should not wait)
+     */
+    private boolean relay() {
+        WebhookRepository.Relayed relayed = transaction.execute(s ->
+                repository.lockRelay() ? repository.relay(RELAY_BATCH, clock.instant()) : null);
+        return relayed != null && relayed.more();
     }
 
     /**
@@ -175,8 +189,10 @@ class WebhookDispatcher implements SmartLifecycle {
         });
         Instant now = clock.instant();
         Instant lease = now.plus(properties.timeout()).plus(properties.timeout()).plusSeconds(30);
+        WebhookRepository.Rotation from = rotation;
         List<WebhookRepository.Claimed> claimed = transaction.execute(s ->
-                repository.claim(busy, properties.perEndpointConcurrency(), free, now, lease));
+                repository.claim(busy, from, properties.perEndpointConcurrency(), free, now, lease));
+        if (!claimed.isEmpty()) rotation = next(rotation, claimed);
         for (WebhookRepository.Claimed c : claimed) {
             capacity.acquireUninterruptibly();
             inFlight.computeIfAbsent(c.webhookId(), k -> new AtomicInteger()).incrementAndGet();
@@ -200,6 +216,14 @@ class WebhookDispatcher implements SmartLifecycle {
             });
         }
         return claimed.size();
+    }
+
+    /** Where the next claim's rotation starts: after the last endpoint served per app and the last app. */
+    private static WebhookRepository.Rotation next(WebhookRepository.Rotation from, List<WebhookRepository.Claimed> claimed) {
+        // an app without due work keeps its place; the map holds one entry per app served since start
+        Map<UUID, UUID> last = new java.util.HashMap<>(from.lastEndpointOfApp());
+        for (WebhookRepository.Claimed c : claimed) last.put(c.appId(), c.webhookId());
+        return new WebhookRepository.Rotation(Map.copyOf(last), claimed.getLast().appId());
     }
 
     private Finished attempt(WebhookRepository.Claimed c) {

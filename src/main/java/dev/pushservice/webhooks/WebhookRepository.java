@@ -203,9 +203,11 @@ class WebhookRepository {
                                                        pg_snapshot_xmax((select s from snap)))) as hi),
                         facts as (
                             select e.id, e.app_id, e.kind, e.payload, e.occurred_at from lifecycle_events e
-                            where e.xid = any((select pending from webhook_relay where id = 1))
-                               or (e.xid >= (select next_xid from webhook_relay where id = 1)
-                                   and e.xid < (select hi from upto))),
+                            where e.xid = any(cast((select pending from webhook_relay where id = 1) as xid8[]))
+                            union all -- disjoint: pending is below next_xid
+                            select e.id, e.app_id, e.kind, e.payload, e.occurred_at from lifecycle_events e
+                            where e.xid >= (select next_xid from webhook_relay where id = 1)
+                              and e.xid < (select hi from upto)),
                         ins as (
                             insert into webhook_deliveries (id, app_id, webhook_id, lifecycle_event_id, event_type, body,
                                                             status, next_attempt_at, created_at)

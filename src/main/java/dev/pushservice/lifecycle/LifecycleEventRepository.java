@@ -97,7 +97,11 @@ public class LifecycleEventRepository {
                 .update();
     }
 
-    /** Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. */
+    /**
+     * Facts of one app with an id above {@code afterId}, oldest first, at most {@code limit}. A read
+     * of what is there now, not a way to follow the outbox: a fact with a smaller id may still commit
+     * later (see the package doc).
+     */
     public List<Fact> after(UUID appId, long afterId, int limit) {
         return jdbc.sql("""
                         select id, app_id, kind, subject_id, payload::text as payload, occurred_at

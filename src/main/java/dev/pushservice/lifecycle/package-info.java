@@ -13,10 +13,10 @@
  * (an AFTER INSERT row trigger on {@code devices}: fires only for a new device, never for a
  * refresh) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based
  * insert per batch, only for apps with an enabled webhook subscribed to the kind). Rows
- * are never updated or deleted by their writers. Readers (webhooks, journeys) read in id order with
- * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEventRepository#after}) and never touch the
- * notification pipeline. Ids grow with commit order only approximately (a sequence): a reader that
- * needs every fact must tolerate a fact with a smaller id appearing after a larger one was read
- * (re-read a short window behind its cursor).
+ * are never updated or deleted by their writers. Ids come from a sequence and do not follow commit
+ * order (a transaction may take low ids and commit seconds after others with higher ids), so a
+ * reader that needs every fact must not keep a cursor on id: each fact carries {@code xid}, the id
+ * of the transaction that wrote it (a column default, V31), and the webhook relay follows which
+ * transactions have finished (see {@code WebhookRepository.relay}).
  */
 package dev.pushservice.lifecycle;

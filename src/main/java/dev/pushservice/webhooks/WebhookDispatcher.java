@@ -30,6 +30,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * ({@link WebhookRepository#relay}) and claims due deliveries ({@link WebhookRepository#claim}); each
  * claimed attempt runs on its own virtual thread through {@link WebhookSender}.
  *
+ * <p>The relay skips no committed fact and relays none twice, whatever the commit order (it follows
+ * transactions, not ids: {@link WebhookRepository#relay}); the claim takes endpoints and apps in
+ * rounds from where the last claim stopped ({@link WebhookRepository#claim}), so every endpoint
+ * with due work progresses, not the same few every pass.
+ *
  * <p>Isolation: at most {@link WebhookProperties#perEndpointConcurrency()} attempts per endpoint (one
  * while the endpoint's attempts are failing) and {@link WebhookProperties#maxInFlight()} in all are
  * in flight from one instance; the claim skips an endpoint whose slots are full, so a slow or dead
@@ -39,8 +44,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <p>Outcomes ({@link Schedule}): 2xx succeeds; 410 fails the delivery and disables the endpoint;
  * anything else (3xx included: redirects are not followed, 429, 5xx, other 4xx, timeouts, refused
- * addresses) is retried on the schedule, or after {@code Retry-After} when the endpoint gives one on
- * a 429 or 5xx; after the last attempt the delivery is failed. An endpoint whose attempts have all
+ * addresses) is retried on the schedule, or later when the endpoint's {@code Retry-After} on a 429
+ * or 5xx asks for longer (never sooner); after the last attempt the delivery is failed. An endpoint whose attempts have all
  * failed for {@link WebhookProperties#disableAfter()} is disabled with the reason on its read.
  */
 @Component
@@ -49,6 +54,8 @@ class WebhookDispatcher implements SmartLifecycle {
     private static final Logger log = LoggerFactory.getLogger(WebhookDispatcher.class);
     /** Facts relayed per pass, about (a transaction's facts are never split: see the relay). */
     static final int RELAY_BATCH = 5000;
+    /** Apps whose round-robin position the claim remembers (see {@link #next}). */
+    private static final int ROTATION_APPS = 10_000;
 
     private final WebhookRepository repository;
     private final TransactionTemplate transaction;
@@ -220,8 +227,10 @@ class WebhookDispatcher implements SmartLifecycle {
 
     /** Where the next claim's rotation starts: after the last endpoint served per app and the last app. */
     private static WebhookRepository.Rotation next(WebhookRepository.Rotation from, List<WebhookRepository.Claimed> claimed) {
-        // an app without due work keeps its place; the map holds one entry per app served since start
-        Map<UUID, UUID> last = new java.util.HashMap<>(from.lastEndpointOfApp());
+        // an app without due work keeps its place; past ROTATION_APPS apps the places start over (the
+        // map is sent with every claim), which costs an app at most one round's position
+        Map<UUID, UUID> last = from.lastEndpointOfApp().size() >= ROTATION_APPS ? new java.util.HashMap<>()
+                : new java.util.HashMap<>(from.lastEndpointOfApp());
         for (WebhookRepository.Claimed c : claimed) last.put(c.appId(), c.webhookId());
         return new WebhookRepository.Rotation(Map.copyOf(last), claimed.getLast().appId());
     }

@@ -59,6 +59,8 @@ class WebhookDispatcher implements SmartLifecycle {
 
     private final WebhookRepository repository;
     private final TransactionTemplate transaction;
+    /** Read committed whatever the database's default: the relay's second statement needs a snapshot of its own. */
+    private final TransactionTemplate relayTransaction;
     private final ObjectProvider<SecretBox> secretBox;
     private SecretBox secrets;
     private final WebhookProperties properties;
@@ -80,6 +82,8 @@ class WebhookDispatcher implements SmartLifecycle {
                       WebhookProperties properties, PushProperties push, Clock clock) {
         this.repository = repository;
         this.transaction = transaction;
+        this.relayTransaction = new TransactionTemplate(transaction.getTransactionManager());
+        this.relayTransaction.setIsolationLevel(org.springframework.transaction.TransactionDefinition.ISOLATION_READ_COMMITTED);
         this.secretBox = secretBox;
         this.properties = properties;
         this.clock = clock;
@@ -136,7 +140,7 @@ class WebhookDispatcher implements SmartLifecycle {
      * @return whether more facts are ready now (the next pass should not wait)
      */
     private boolean relay() {
-        WebhookRepository.Relayed relayed = transaction.execute(s ->
+        WebhookRepository.Relayed relayed = relayTransaction.execute(s ->
                 repository.lockRelay() ? repository.relay(RELAY_BATCH, clock.instant()) : null);
         return relayed != null && relayed.more();
     }

@@ -222,11 +222,18 @@ class WebhookRepository {
                             order by e.id
                             on conflict (webhook_id, lifecycle_event_id) do nothing
                             returning 1),
+                        still as (
+                            select array(select x from pg_snapshot_xip((select s from snap)) as x
+                                         where x = any(cast((select pending from webhook_relay where id = 1) as xid8[]))
+                                            or (x >= (select next_xid from webhook_relay where id = 1)
+                                                and x < (select hi from upto))
+                                         order by x) as running),
                         moved as (
-                            update webhook_relay r set next_xid = (select hi from upto),
-                                   pending = array(select x from pg_snapshot_xip((select s from snap)) as x
-                                                   where x = any(r.pending) or (x >= r.next_xid and x < (select hi from upto)))
-                            where r.id = 1
+                            -- written only when facts were relayed or a pending transaction has ended: staying
+                            -- put is always safe (the next pass looks at the same range again), and a write at
+                            -- every pass would move xmax itself and never let an idle database rest
+                            update webhook_relay r set next_xid = (select hi from upto), pending = (select running from still)
+                            where r.id = 1 and (exists (select 1 from facts) or not r.pending <@ (select running from still))
                             returning 1)
                         select (select count(*) from facts) as facts, (select count(*) from ins) as deliveries,
                                (select hi from upto) < pg_snapshot_xmax((select s from snap)) as more,

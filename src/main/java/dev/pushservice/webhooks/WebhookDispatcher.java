@@ -45,8 +45,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>Outcomes ({@link Schedule}): 2xx succeeds; 410 fails the delivery and disables the endpoint;
  * anything else (3xx included: redirects are not followed, 429, 5xx, other 4xx, timeouts, refused
  * addresses) is retried on the schedule, or later when the endpoint's {@code Retry-After} on a 429
- * or 5xx asks for longer (never sooner); after the last attempt the delivery is failed. An endpoint whose attempts have all
- * failed for {@link WebhookProperties#disableAfter()} is disabled with the reason on its read.
+ * or 5xx asks for longer (never sooner); after the last attempt the delivery is failed. An endpoint
+ * whose attempts have all failed for {@link WebhookProperties#disableAfter()} is disabled with the
+ * reason on its read.
  */
 @Component
 class WebhookDispatcher implements SmartLifecycle {

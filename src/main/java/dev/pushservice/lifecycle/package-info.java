@@ -18,11 +18,10 @@
  * {@code journey_executions}, the worker's through {@link
  * dev.pushservice.lifecycle.LifecycleEventRepository#recordSubscribed} (one statement per batch),
  * {@code cancelled} by the journeys' archive statement itself (any number of rows, never through
- * memory). Rows
- * are never updated or deleted by their writers. Readers (webhooks, journeys) read in id order with
- * their own cursor ({@link dev.pushservice.lifecycle.LifecycleEventRepository#after}) and never touch the
- * notification pipeline. Ids grow with commit order only approximately (a sequence): a reader that
- * needs every fact must tolerate a fact with a smaller id appearing after a larger one was read
- * (re-read a short window behind its cursor).
+ * memory). Rows are never updated or deleted by their writers. Ids come from a sequence and do not
+ * follow commit order (a transaction may take low ids and commit seconds after others with higher
+ * ids), so a reader that needs every fact must not keep a cursor on id: each fact carries
+ * {@code xid}, the id of the transaction that wrote it (a column default, V31), and the webhook relay
+ * follows which transactions have finished (see {@code WebhookRepository.relay}).
  */
 package dev.pushservice.lifecycle;

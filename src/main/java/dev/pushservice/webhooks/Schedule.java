@@ -8,9 +8,10 @@ import java.util.List;
  * The retry schedule and how an attempt's answer is judged. Stateless.
  *
  * <p>Delays after attempt 1, 2, …: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over
- * about 27.6 hours. A 429 or 5xx with {@code Retry-After} waits what the endpoint asked (at most
- * {@link #MAX_RETRY_AFTER}) instead, still within the same number of attempts. A 410 is permanent
- * (the endpoint is disabled); every other failure is retried.
+ * about 27.6 hours. A 429 or 5xx with {@code Retry-After} waits at least what the endpoint asked
+ * (at most {@link #MAX_RETRY_AFTER}): the endpoint may push an attempt later than the schedule,
+ * never earlier, so {@code Retry-After: 0} cannot spend the eight attempts in seconds. A 410 is
+ * permanent (the endpoint is disabled); every other failure is retried.
  */
 final class Schedule {
 
@@ -39,7 +40,8 @@ final class Schedule {
         if (attemptsMade >= MAX_ATTEMPTS) return new Outcome(false, null, error, null);
         Duration delay = DELAYS.get(attemptsMade - 1);
         if ((status == 429 || status >= 500) && answer.retryAfter() != null) {
-            delay = answer.retryAfter().compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : answer.retryAfter();
+            Duration asked = answer.retryAfter().compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : answer.retryAfter();
+            if (asked.compareTo(delay) > 0) delay = asked;
         }
         return new Outcome(false, now.plus(delay), error, null);
     }

@@ -30,6 +30,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * ({@link WebhookRepository#relay}) and claims due deliveries ({@link WebhookRepository#claim}); each
  * claimed attempt runs on its own virtual thread through {@link WebhookSender}.
  *
+ * <p>The relay skips no committed fact and relays none twice, whatever the commit order (it follows
+ * transactions, not ids: {@link WebhookRepository#relay}); the claim takes endpoints and apps in
+ * rounds from where the last claim stopped ({@link WebhookRepository#claim}), so every endpoint
+ * with due work progresses, not the same few every pass.
+ *
  * <p>Isolation: at most {@link WebhookProperties#perEndpointConcurrency()} attempts per endpoint (one
  * while the endpoint's attempts are failing) and {@link WebhookProperties#maxInFlight()} in all are
  * in flight from one instance; the claim skips an endpoint whose slots are full, so a slow or dead
@@ -39,20 +44,24 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <p>Outcomes ({@link Schedule}): 2xx succeeds; 410 fails the delivery and disables the endpoint;
  * anything else (3xx included: redirects are not followed, 429, 5xx, other 4xx, timeouts, refused
- * addresses) is retried on the schedule, or after {@code Retry-After} when the endpoint gives one on
- * a 429 or 5xx; after the last attempt the delivery is failed. An endpoint whose attempts have all
- * failed for {@link WebhookProperties#disableAfter()} is disabled with the reason on its read.
+ * addresses) is retried on the schedule, or later when the endpoint's {@code Retry-After} on a 429
+ * or 5xx asks for longer (never sooner); after the last attempt the delivery is failed. An endpoint
+ * whose attempts have all failed for {@link WebhookProperties#disableAfter()} is disabled with the
+ * reason on its read.
  */
 @Component
 class WebhookDispatcher implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(WebhookDispatcher.class);
-    /** Facts relayed per pass, and the window re-read behind the cursor (see the relay). */
+    /** Facts relayed per pass, about (a transaction's facts are never split: see the relay). */
     static final int RELAY_BATCH = 5000;
-    static final int RELAY_REREAD = 1000;
+    /** Apps whose round-robin position the claim remembers (see {@link #next}). */
+    private static final int ROTATION_APPS = 10_000;
 
     private final WebhookRepository repository;
     private final TransactionTemplate transaction;
+    /** Read committed whatever the database's default: the relay's second statement needs a snapshot of its own. */
+    private final TransactionTemplate relayTransaction;
     private final ObjectProvider<SecretBox> secretBox;
     private SecretBox secrets;
     private final WebhookProperties properties;
@@ -62,6 +71,8 @@ class WebhookDispatcher implements SmartLifecycle {
     private final Semaphore capacity;
     private final java.util.concurrent.ConcurrentLinkedQueue<Finished> finished = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object wake = new Object();
+    /** The claim's round-robin position; read and written by the loop thread only. */
+    private WebhookRepository.Rotation rotation = WebhookRepository.Rotation.EMPTY;
     private volatile boolean running;
     private Thread loop;
     private ExecutorService attempts;
@@ -72,6 +83,8 @@ class WebhookDispatcher implements SmartLifecycle {
                       WebhookProperties properties, PushProperties push, Clock clock) {
         this.repository = repository;
         this.transaction = transaction;
+        this.relayTransaction = new TransactionTemplate(transaction.getTransactionManager());
+        this.relayTransaction.setIsolationLevel(org.springframework.transaction.TransactionDefinition.ISOLATION_READ_COMMITTED);
         this.secretBox = secretBox;
         this.properties = properties;
         this.clock = clock;
@@ -98,13 +111,13 @@ class WebhookDispatcher implements SmartLifecycle {
         while (running) {
             try {
                 int recorded = recordFinished();
-                int relayed = 0;
+                boolean more = false;
                 if (System.nanoTime() - lastRelay >= properties.pollInterval().toNanos()) {
-                    relayed = transaction.execute(s -> repository.relay(RELAY_BATCH, RELAY_REREAD, clock.instant()));
-                    lastRelay = relayed >= RELAY_BATCH ? 0 : System.nanoTime();
+                    more = relay();
+                    lastRelay = more ? 0 : System.nanoTime();
                 }
                 int claimed = claimAndSend();
-                if (recorded == 0 && relayed < RELAY_BATCH && claimed == 0) {
+                if (recorded == 0 && !more && claimed == 0) {
                     synchronized (wake) {
                         if (finished.isEmpty()) wake.wait(properties.pollInterval().toMillis());
                     }
@@ -118,6 +131,19 @@ class WebhookDispatcher implements SmartLifecycle {
             }
         }
         recordFinished();
+    }
+
+    /**
+     * One relay pass in its own transaction: the lock on the relay's row first, then the pass as a
+     * second statement (its snapshot must be taken after the lock: {@link WebhookRepository#lockRelay}).
+     * While another worker relays, this one skips the pass.
+     *
+     * @return whether more facts are ready now (the next pass should not wait)
+     */
+    private boolean relay() {
+        WebhookRepository.Relayed relayed = relayTransaction.execute(s ->
+                repository.lockRelay() ? repository.relay(RELAY_BATCH, clock.instant()) : null);
+        return relayed != null && relayed.more();
     }
 
     /**
@@ -175,8 +201,10 @@ class WebhookDispatcher implements SmartLifecycle {
         });
         Instant now = clock.instant();
         Instant lease = now.plus(properties.timeout()).plus(properties.timeout()).plusSeconds(30);
+        WebhookRepository.Rotation from = rotation;
         List<WebhookRepository.Claimed> claimed = transaction.execute(s ->
-                repository.claim(busy, properties.perEndpointConcurrency(), free, now, lease));
+                repository.claim(busy, from, properties.perEndpointConcurrency(), free, now, lease));
+        if (!claimed.isEmpty()) rotation = next(rotation, claimed);
         for (WebhookRepository.Claimed c : claimed) {
             capacity.acquireUninterruptibly();
             inFlight.computeIfAbsent(c.webhookId(), k -> new AtomicInteger()).incrementAndGet();
@@ -200,6 +228,16 @@ class WebhookDispatcher implements SmartLifecycle {
             });
         }
         return claimed.size();
+    }
+
+    /** Where the next claim's rotation starts: after the last endpoint served per app and the last app. */
+    private static WebhookRepository.Rotation next(WebhookRepository.Rotation from, List<WebhookRepository.Claimed> claimed) {
+        // an app without due work keeps its place; past ROTATION_APPS apps the places start over (the
+        // map is sent with every claim), which costs an app at most one round's position
+        Map<UUID, UUID> last = from.lastEndpointOfApp().size() >= ROTATION_APPS ? new java.util.HashMap<>()
+                : new java.util.HashMap<>(from.lastEndpointOfApp());
+        for (WebhookRepository.Claimed c : claimed) last.put(c.appId(), c.webhookId());
+        return new WebhookRepository.Rotation(Map.copyOf(last), claimed.getLast().appId());
     }
 
     private Finished attempt(WebhookRepository.Claimed c) {

@@ -32,7 +32,7 @@ class WebhookRepository {
     }
 
     /** A claimed attempt with what is needed to send it. */
-    record Claimed(UUID deliveryId, UUID webhookId, String url, String body, int attempts,
+    record Claimed(UUID deliveryId, UUID webhookId, UUID appId, String url, String body, int attempts,
                    byte[] secret, byte[] previousSecret, Instant previousSecretUntil) {
     }
 
@@ -155,20 +155,59 @@ class WebhookRepository {
                 .update();
     }
 
+    /** What one relay pass did: facts read, deliveries created, and whether more facts are ready now. */
+    record Relayed(int facts, int deliveries, boolean more) {
+    }
+
     /**
-     * One relay pass: turns the facts after the cursor (and a re-read window of {@code reread} ids
-     * behind it, for facts whose transaction committed after a larger id was read) into deliveries for
-     * every enabled subscribed webhook of their app, in one statement, then moves the cursor. The
-     * cursor row is taken with {@code SKIP LOCKED}: with several workers one relays and the others
-     * skip; the unique {@code (webhook_id, lifecycle_event_id)} makes re-reading idempotent.
-     *
-     * @return deliveries created, or -1 when another worker holds the cursor
+     * Takes the relay's one row with {@code SKIP LOCKED}, for this transaction: false when another
+     * worker is relaying. {@link #relay} must run after it, in the same transaction, as its own
+     * statement: a statement's snapshot taken after the lock sees the state the last holder
+     * committed, so the relay's position only moves forward.
      */
-    int relay(int batch, int reread, Instant now) {
+    boolean lockRelay() {
+        return jdbc.sql("select 1 from webhook_relay where id = 1 for update skip locked").query(Integer.class).optional().isPresent();
+    }
+
+    /**
+     * One relay pass (after {@link #lockRelay}, same transaction): turns the facts of every
+     * transaction that has finished since the last pass into deliveries for every enabled
+     * subscribed webhook of their app, and moves the relay's position, in one statement.
+     *
+     * <p>Why it skips nothing and relays nothing twice: each fact carries the id of the transaction
+     * that wrote it ({@code xid}, V31), and all of a transaction's facts become visible at once,
+     * when it commits. The position is {@code next_xid} and {@code pending}: every transaction below
+     * {@code next_xid} has been relayed except those in {@code pending}, which were running at the
+     * last pass. This statement's snapshot says which of those have finished since (every
+     * transaction below the snapshot's {@code xmax} and not in its running list); it relays the
+     * visible facts of {@code pending} and of {@code [next_xid, hi)}, and stores {@code hi} with the
+     * transactions of both that the snapshot saw running. A rolled-back transaction leaves nothing
+     * visible and drops out of {@code pending}. {@code hi} is the snapshot's {@code xmax}, or lower
+     * when more than {@code batch} facts are waiting: then the first transaction after the
+     * {@code batch}-th fact (a transaction's facts are never split, so a pass may read more than
+     * {@code batch}). The index on {@code xid} keeps an idle pass to a few index probes.
+     *
+     * <p>Hot path: writers pay one default ({@code pg_current_xact_id()}) and one index entry per
+     * fact; nothing is updated or locked in {@code lifecycle_events}. The unique
+     * {@code (webhook_id, lifecycle_event_id)} stays as a second guard.
+     */
+    Relayed relay(int batch, Instant now) {
         return jdbc.sql("""
-                        with cursor as (select last_id from webhook_relay where id = 1 for update skip locked),
-                        upto as (select least(coalesce((select max(id) from lifecycle_events), 0),
-                                              (select last_id from cursor) + :batch) as hi),
+                        with snap as (select pg_current_snapshot() as s),
+                        nth as (select e.xid from lifecycle_events e
+                                where e.xid >= (select next_xid from webhook_relay where id = 1)
+                                order by e.xid offset :batch limit 1),
+                        upto as (select least(pg_snapshot_xmax((select s from snap)),
+                                              coalesce((select min(e.xid) from lifecycle_events e
+                                                        where e.xid > (select xid from nth)),
+                                                       pg_snapshot_xmax((select s from snap)))) as hi),
+                        facts as (
+                            select e.id, e.app_id, e.kind, e.payload, e.occurred_at from lifecycle_events e
+                            where e.xid = any(cast((select pending from webhook_relay where id = 1) as xid8[]))
+                            union all -- disjoint: pending is below next_xid
+                            select e.id, e.app_id, e.kind, e.payload, e.occurred_at from lifecycle_events e
+                            where e.xid >= (select next_xid from webhook_relay where id = 1)
+                              and e.xid < (select hi from upto)),
                         ins as (
                             insert into webhook_deliveries (id, app_id, webhook_id, lifecycle_event_id, event_type, body,
                                                             status, next_attempt_at, created_at)
@@ -177,56 +216,121 @@ class WebhookRepository {
                                                      'timestamp', to_char(e.occurred_at at time zone 'UTC', %s),
                                                      'data', e.payload)::text,
                                    'pending', :now, :now
-                            from cursor c cross join upto u
-                            join lifecycle_events e on e.id > c.last_id - :reread and e.id <= u.hi
+                            from facts e
                             join webhooks w on w.app_id = e.app_id and w.enabled and e.id > w.start_after_event
                                            and (e.kind = any(w.events) or '*' = any(w.events))
                             order by e.id
                             on conflict (webhook_id, lifecycle_event_id) do nothing
                             returning 1),
+                        still as (
+                            select array(select x from pg_snapshot_xip((select s from snap)) as x
+                                         where x = any(cast((select pending from webhook_relay where id = 1) as xid8[]))
+                                            or (x >= (select next_xid from webhook_relay where id = 1)
+                                                and x < (select hi from upto))
+                                         order by x) as running),
                         moved as (
-                            update webhook_relay set last_id = (select hi from upto)
-                            where id = 1 and (select hi from upto) > (select last_id from cursor)
+                            -- written only when facts were relayed or a pending transaction has ended: staying
+                            -- put is always safe (the next pass looks at the same range again), and a write at
+                            -- every pass would move xmax itself and never let an idle database rest
+                            update webhook_relay r set next_xid = (select hi from upto), pending = (select running from still)
+                            where r.id = 1 and (exists (select 1 from facts) or not r.pending <@ (select running from still))
                             returning 1)
-                        select case when exists (select 1 from cursor) then (select count(*) from ins)
-                                    + 0 * (select count(*) from moved) else -1 end""".formatted(ISO))
-                .param("batch", batch).param("reread", reread).param("now", at(now))
-                .query(Integer.class).single();
+                        select (select count(*) from facts) as facts, (select count(*) from ins) as deliveries,
+                               (select hi from upto) < pg_snapshot_xmax((select s from snap)) as more,
+                               (select count(*) from moved) as moved""".formatted(ISO))
+                .param("batch", batch).param("now", at(now))
+                .query((rs, n) -> new Relayed(rs.getInt("facts"), rs.getInt("deliveries"), rs.getBoolean("more")))
+                .single();
     }
 
     /**
-     * Claims due deliveries, at most {@code perEndpoint} per enabled webhook (one while its attempts
-     * are failing: a dead endpoint holds one slot, not {@code perEndpoint}, until it answers again)
-     * minus what this instance has in flight to it ({@code busy}), and {@code limit} in all; pushes
-     * their next attempt forward by the lease, so an attempt lost with its instance is retried once
-     * the lease has passed.
+     * Where the claim's round-robin resumes: per app, the endpoint served last (endpoints with a
+     * larger id come first next time); and the app served last (apps with a larger id come first).
+     * Kept by the one dispatcher thread of an instance; {@link #EMPTY} starts from the smallest ids.
      */
-    List<Claimed> claim(Map<UUID, Integer> busy, int perEndpoint, int limit, Instant now, Instant leaseUntil) {
+    record Rotation(Map<UUID, UUID> lastEndpointOfApp, UUID lastApp) {
+        static final Rotation EMPTY = new Rotation(Map.of(), new UUID(0, 0));
+    }
+
+    /**
+     * Claims due deliveries fairly across apps and endpoints, at most {@code perEndpoint} per enabled
+     * webhook (one while its attempts are failing: a dead endpoint holds one slot, not
+     * {@code perEndpoint}, until it answers again) minus what this instance has in flight to it
+     * ({@code busy}), and {@code limit} in all; pushes their next attempt forward by the lease, so an
+     * attempt lost with its instance is retried once the lease has passed.
+     *
+     * <p>Fairness: the candidates are each endpoint's oldest due deliveries, numbered per endpoint
+     * (its 1st, 2nd, …), then per app in rounds (every endpoint's 1st, then every endpoint's 2nd, …;
+     * within a round from just after the endpoint the app was last served by, {@code rotation}),
+     * and the claim takes them in rounds across apps (every app's 1st, then 2nd, …, from just after
+     * the app served last). So with 200 endpoints with a backlog and 256 free slots every endpoint
+     * gets one and 56 a second, and when fewer slots are free than endpoints wait, the next claim
+     * goes on where this one stopped, instead of the same endpoints winning every pass. Each
+     * endpoint offers at most {@code ceil(limit / endpoints with due work)} candidates, so a pass
+     * sorts about {@code max(limit, endpoints)} rows. The candidates are read without locks and only
+     * those taken are locked ({@code SKIP LOCKED}, conditions checked again on the locked row), so a
+     * delivery another instance claims meanwhile is skipped, never claimed twice.
+     *
+     * @return the claimed attempts in the order they were taken (the last one of each app and the
+     *         last one overall are where the next rotation starts)
+     */
+    List<Claimed> claim(Map<UUID, Integer> busy, Rotation rotation, int perEndpoint, int limit, Instant now,
+                        Instant leaseUntil) {
         UUID[] ids = busy.keySet().toArray(UUID[]::new);
         String idArray = Arrays.stream(ids).map(UUID::toString).collect(Collectors.joining(",", "{", "}"));
         String countArray = Arrays.stream(ids).map(id -> busy.get(id).toString()).collect(Collectors.joining(",", "{", "}"));
+        UUID[] apps = rotation.lastEndpointOfApp().keySet().toArray(UUID[]::new);
+        String appArray = Arrays.stream(apps).map(UUID::toString).collect(Collectors.joining(",", "{", "}"));
+        String lastArray = Arrays.stream(apps).map(a -> rotation.lastEndpointOfApp().get(a).toString())
+                .collect(Collectors.joining(",", "{", "}"));
         return jdbc.sql("""
                         with busy as (select * from unnest(cast(:ids as uuid[]), cast(:counts as int[])) as b(webhook_id, n)),
-                        due as (
-                            select d.id from webhooks w
-                            cross join lateral (
-                                select d.id from webhook_deliveries d
-                                where d.webhook_id = w.id and d.status = 'pending' and d.next_attempt_at <= :now
-                                order by d.next_attempt_at, d.created_at
-                                limit greatest(0, case when w.failing_since is null then :per else 1 end
-                                                  - coalesce((select n from busy where busy.webhook_id = w.id), 0))
-                                for update of d skip locked) d
+                        served as (select * from unnest(cast(:apps as uuid[]), cast(:lasts as uuid[])) as s(app_id, webhook_id)),
+                        active as (
+                            select w.id, w.app_id,
+                                   case when w.failing_since is null then :per else 1 end
+                                   - coalesce((select n from busy where busy.webhook_id = w.id), 0) as free
+                            from webhooks w
                             where w.enabled
-                            limit :limit)
-                        update webhook_deliveries d set attempts = d.attempts + 1, next_attempt_at = :lease
-                        from due, webhooks w
-                        where d.id = due.id and w.id = d.webhook_id
-                        returning d.id, d.webhook_id, w.url, d.body, d.attempts, w.secret, w.previous_secret, w.previous_secret_until""")
-                .param("ids", idArray).param("counts", countArray).param("per", perEndpoint).param("limit", limit)
+                              and exists (select 1 from webhook_deliveries d
+                                          where d.webhook_id = w.id and d.status = 'pending' and d.next_attempt_at <= :now)),
+                        share as (select cast(ceil(cast(:limit as numeric) / greatest(1, count(*))) as int) as n
+                                  from active where free > 0),
+                        candidates as (
+                            select a.app_id, a.id as webhook_id, d.id, d.k from active a
+                            cross join lateral (
+                                select d.id, row_number() over (order by d.next_attempt_at, d.created_at) as k
+                                from webhook_deliveries d
+                                where d.webhook_id = a.id and d.status = 'pending' and d.next_attempt_at <= :now
+                                order by d.next_attempt_at, d.created_at
+                                limit least(a.free, (select n from share))) d
+                            where a.free > 0),
+                        ranked as (
+                            select c.id, c.app_id,
+                                   row_number() over (partition by c.app_id
+                                                      order by c.k, c.webhook_id <= coalesce(s.webhook_id, :zero), c.webhook_id) as r
+                            from candidates c left join served s on s.app_id = c.app_id),
+                        picked as (
+                            select id, row_number() over (order by r, app_id <= :lastApp, app_id) as ord
+                            from ranked order by ord limit :limit),
+                        locked as (
+                            select d.id, p.ord from webhook_deliveries d join picked p on p.id = d.id
+                            where d.status = 'pending' and d.next_attempt_at <= :now
+                            for update of d skip locked),
+                        claimed as (
+                            update webhook_deliveries d set attempts = d.attempts + 1, next_attempt_at = :lease
+                            from locked, webhooks w
+                            where d.id = locked.id and w.id = d.webhook_id
+                            returning d.id, d.webhook_id, w.app_id, w.url, d.body, d.attempts, w.secret, w.previous_secret,
+                                      w.previous_secret_until, locked.ord)
+                        select * from claimed order by ord""")
+                .param("ids", idArray).param("counts", countArray).param("apps", appArray).param("lasts", lastArray)
+                .param("zero", new UUID(0, 0)).param("lastApp", rotation.lastApp())
+                .param("per", perEndpoint).param("limit", limit)
                 .param("now", at(now)).param("lease", at(leaseUntil))
                 .query((rs, n) -> new Claimed(rs.getObject("id", UUID.class), rs.getObject("webhook_id", UUID.class),
-                        rs.getString("url"), rs.getString("body"), rs.getInt("attempts"), rs.getBytes("secret"),
-                        rs.getBytes("previous_secret"), instant(rs, "previous_secret_until")))
+                        rs.getObject("app_id", UUID.class), rs.getString("url"), rs.getString("body"), rs.getInt("attempts"),
+                        rs.getBytes("secret"), rs.getBytes("previous_secret"), instant(rs, "previous_secret_until")))
                 .list();
     }
 

@@ -1,6 +1,6 @@
 /**
  * Webhooks: endpoints that receive signed deliveries of lifecycle facts. Owns the tables
- * {@code webhooks}, {@code webhook_deliveries} and {@code webhook_relay} (migration V16); the
+ * {@code webhooks}, {@code webhook_deliveries} and {@code webhook_relay} (migrations V16, V31); the
  * decisions a user sees are in {@code docs/api-decisions.md} "Webhooks".
  *
  * <p><b>Path</b>: {@link dev.pushservice.webhooks.WebhookController} (HTTP) →
@@ -10,11 +10,20 @@
  * answer and in the worker's memory while signing, nowhere else.
  *
  * <p><b>Facts in, deliveries out</b>: the worker role's {@link dev.pushservice.webhooks.WebhookDispatcher}
- * relays {@code lifecycle_events} into {@code webhook_deliveries} (one {@code INSERT … SELECT} per
- * pass, idempotent on {@code (webhook_id, lifecycle_event_id)}, a single cursor row taken with
- * {@code SKIP LOCKED} so any number of workers is safe) and claims due deliveries with
- * {@code FOR UPDATE SKIP LOCKED}. A claimed attempt moves {@code next_attempt_at} past a lease
- * (twice the timeout plus 30 s): if its instance dies, the row becomes due again (at-least-once).
+ * relays {@code lifecycle_events} into {@code webhook_deliveries} and claims due deliveries with
+ * {@code FOR UPDATE SKIP LOCKED}. The relay follows transactions, not ids: each fact carries the id
+ * of the transaction that wrote it, and a pass ({@link dev.pushservice.webhooks.WebhookRepository#relay},
+ * one {@code INSERT … SELECT}) relays the facts of exactly the transactions that have finished since
+ * the last pass, as the pass's snapshot sees them, and stores where it stopped (a transaction id
+ * below which everything is relayed, and the transactions below it that were still running). So a
+ * fact that commits late, out of id order, in a transaction of any size or length, is relayed once,
+ * never skipped; ids are not used for ordering at all. The relay's row is locked with
+ * {@code SKIP LOCKED} before the pass (a separate statement, so the pass's snapshot sees the last
+ * holder's position): with several workers one relays and the others skip. The claim is fair: in
+ * rounds across apps and, within an app, across endpoints, resuming where the last claim stopped
+ * ({@link dev.pushservice.webhooks.WebhookRepository#claim}). A claimed attempt moves
+ * {@code next_attempt_at} past a lease (twice the timeout plus 30 s): if its instance dies, the row
+ * becomes due again (at-least-once).
  *
  * <p><b>Direct deliveries</b>: {@link dev.pushservice.webhooks.WebhookService#queueDirect} queues
  * deliveries of a kind to one named endpoint in the caller's transaction (a journey's webhook step,

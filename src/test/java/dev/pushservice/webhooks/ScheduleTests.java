@@ -44,10 +44,24 @@ class ScheduleTests {
     @Test
     void retryAfterIsHonouredOnTooManyRequestsAndServerErrorsOnly() {
         assertThat(judge(429, Duration.ofSeconds(90), 1).nextAttemptAt()).isEqualTo(NOW.plusSeconds(90));
-        assertThat(judge(503, Duration.ofSeconds(2), 3).nextAttemptAt()).isEqualTo(NOW.plusSeconds(2));
+        assertThat(judge(503, Duration.ofHours(1), 3).nextAttemptAt()).isEqualTo(NOW.plus(Duration.ofHours(1)));
         assertThat(judge(503, Duration.ofDays(3), 1).nextAttemptAt()).isEqualTo(NOW.plus(Schedule.MAX_RETRY_AFTER));
         assertThat(judge(400, Duration.ofSeconds(90), 1).nextAttemptAt()).isEqualTo(NOW.plusSeconds(5));
         assertThat(judge(0, null, 2).error()).isEqualTo("timeout");
         assertThat(judge(0, null, 2).nextAttemptAt()).isEqualTo(NOW.plus(Duration.ofMinutes(5)));
+    }
+
+    /** An endpoint can ask for a later attempt, never an earlier one: {@code Retry-After: 0} is no shortcut. */
+    @Test
+    void retryAfterShorterThanTheScheduleWaitsTheSchedule() {
+        Instant at = NOW;
+        for (int attempt = 1; attempt < Schedule.MAX_ATTEMPTS; attempt++) {
+            Schedule.Outcome o = Schedule.judge(new WebhookSender.Answer(503, Duration.ZERO, null, 5), attempt, at);
+            assertThat(o.nextAttemptAt()).as("after attempt %s", attempt).isEqualTo(at.plus(Schedule.DELAYS.get(attempt - 1)));
+            at = o.nextAttemptAt();
+        }
+        assertThat(Duration.between(NOW, at)).as("eight attempts of 503 Retry-After: 0 span the whole schedule")
+                .isGreaterThan(Duration.ofHours(24));
+        assertThat(judge(429, Duration.ofSeconds(2), 3).nextAttemptAt()).isEqualTo(NOW.plus(Duration.ofMinutes(30)));
     }
 }

@@ -358,31 +358,66 @@ class WebhookTests extends ApiTest {
 
     // --- delivery outcomes ---------------------------------------------------------------------
 
+    /** The wait before the next attempt, as the delivery's read shows it after its last attempt. */
+    private Duration waitAfterLastAttempt(JsonNode delivery) {
+        return Duration.between(Instant.parse(delivery.path("last_attempt_at").asString()),
+                Instant.parse(delivery.path("next_attempt_at").asString()));
+    }
+
     @Test
-    void tooManyRequestsAndServerErrorsAreRetriedAfterRetryAfterWithTheSameWebhookId() {
+    void tooManyRequestsAndServerErrorsAreRetriedNoSoonerThanRetryAfterWithTheSameWebhookId() {
         TestApp app = newApp();
         JsonNode created = create(app, "/flaky", "[\"*\"]");
         receiver.script("/flaky", new Receiver.Reply(429, Map.of("Retry-After", "1"), Duration.ZERO),
-                new Receiver.Reply(503, Map.of("Retry-After", "2"), Duration.ZERO));
+                new Receiver.Reply(503, Map.of("Retry-After", "3600"), Duration.ZERO));
         String deliveryId = queueTest(app, id(created));
 
+        // Retry-After: 1 is shorter than the schedule's first wait (5 s): the schedule wins
         Receiver.Request first = receiver.next("/flaky", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("last_status_code").asInt()).isEqualTo(429);
+            assertThat(waitAfterLastAttempt(d)).isEqualTo(Duration.ofSeconds(5));
+        });
+        clock.advance(Duration.ofSeconds(5));
         Receiver.Request second = receiver.next("/flaky", WAIT);
+        // Retry-After: 3600 is longer than the schedule's second wait (5 min): the endpoint's wins
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("last_status_code").asInt()).isEqualTo(503);
+            assertThat(d.path("attempts").asInt()).isEqualTo(2);
+            assertThat(waitAfterLastAttempt(d)).isEqualTo(Duration.ofHours(1));
+        });
+        assertThat(receiver.count("/flaky")).isZero();
+        clock.advance(Duration.ofHours(1));
         Receiver.Request third = receiver.next("/flaky", WAIT);
         assertThat(List.of(second.header("webhook-id"), third.header("webhook-id"))).containsOnly(first.header("webhook-id"));
         assertThat(first.header("webhook-id")).isEqualTo(deliveryId);
         assertThat(List.of(second.body(), third.body())).containsOnly(first.body());
-        // the endpoint's Retry-After (1 s, then 2 s), not the schedule's 5 s and 5 min
-        assertThat(Duration.ofNanos(second.receivedNanos() - first.receivedNanos()))
-                .isBetween(Duration.ofMillis(900), Duration.ofMillis(4500));
-        assertThat(Duration.ofNanos(third.receivedNanos() - second.receivedNanos()))
-                .isBetween(Duration.ofMillis(1900), Duration.ofSeconds(60));
         await().atMost(WAIT).untilAsserted(() -> {
             JsonNode d = delivery(app, id(created), deliveryId);
             assertThat(d.path("status").asString()).isEqualTo("succeeded");
             assertThat(d.path("attempts").asInt()).isEqualTo(3);
         });
         assertThat(webhook(app, id(created)).path("enabled").asBoolean()).isTrue();
+    }
+
+    /** {@code Retry-After: 0} is a minimum, not a shortcut: it must not spend the eight attempts in seconds. */
+    @Test
+    void retryAfterZeroWaitsForTheSchedule() {
+        TestApp app = newApp();
+        JsonNode created = create(app, "/busy", "[\"*\"]");
+        for (int i = 0; i < 8; i++) receiver.script("/busy", new Receiver.Reply(503, Map.of("Retry-After", "0"), Duration.ZERO));
+        String deliveryId = queueTest(app, id(created));
+        receiver.next("/busy", WAIT);
+        await().atMost(WAIT).untilAsserted(() -> {
+            JsonNode d = delivery(app, id(created), deliveryId);
+            assertThat(d.path("last_status_code").asInt()).isEqualTo(503);
+            assertThat(d.path("status").asString()).isEqualTo("pending");
+            assertThat(waitAfterLastAttempt(d)).isEqualTo(Schedule.DELAYS.getFirst());
+        });
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).until(() -> receiver.count("/busy") == 0);
+        assertThat(delivery(app, id(created), deliveryId).path("attempts").asInt()).isEqualTo(1);
     }
 
     @Test

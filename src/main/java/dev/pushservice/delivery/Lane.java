@@ -46,8 +46,11 @@ import org.slf4j.LoggerFactory;
  *       which asks the store every poll interval which notifications of the recipients still waiting
  *       for a sender were cancelled.</li>
  *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
- *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
- *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each.</li>
+ *       the outcome is decided (pure) and queued for the recorder.</li>
+ *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each, and
+ *       only then frees their budget slots: a recipient holds its slot from its claim (or hand-over)
+ *       until its outcome is recorded, so the budget bounds what is sent and not yet recorded, and the
+ *       queue of outcomes, however slow recording gets.</li>
  * </ul>
  * Thread-safe; {@link #start()} and {@link #stop(Duration)} alternate.
  */
@@ -249,7 +252,10 @@ final class Lane {
         return true;
     }
 
-    /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
+    /**
+     * Recipients of this lane and {@code platform} that hold a budget slot: handed to a sender and not
+     * yet recorded (waiting for a sender or their push service, answered and waiting for the recorder).
+     */
     int inFlight(Platform platform) {
         return capacity - budgets.get(platform).availablePermits();
     }
@@ -293,9 +299,21 @@ final class Lane {
         return false;
     }
 
+    /** Whether any recipient holds a budget slot: waiting for a sender, sent and unanswered, or answered and unrecorded. */
     private boolean anyInFlight() {
         for (Platform p : Platform.values()) if (inFlight(p) > 0) return true;
         return false;
+    }
+
+    /**
+     * Whether more answers are on their way than the recorder has queued: budget is held by more
+     * recipients than wait to be recorded. Recorder thread, between batches (no batch of its own holds
+     * budget then).
+     */
+    private boolean awaitingAnswers() {
+        int held = 0;
+        for (Platform p : Platform.values()) held += inFlight(p);
+        return held > unrecorded.get();
     }
 
     private static void join(Thread t, long deadlineNanos) {
@@ -553,20 +571,35 @@ final class Lane {
         }
     }
 
+    /**
+     * Queues {@code outcome} for the recorder. The recipient keeps its budget slot until the outcome is
+     * recorded ({@link #recorded}): the in-flight budget bounds sent-but-unrecorded recipients too, so
+     * when recording falls behind, sending slows down with it instead of running ahead of the lease (a
+     * recipient whose lease ran out unrecorded is claimed and sent again), and {@link #results} never
+     * holds more than the lane's budgets. Runs on Netty I/O threads: never blocks.
+     */
     private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {
         metrics.outcome(priority, recipient.platform(), kind, reasonCode);
         results.add(outcome);
         unrecorded.incrementAndGet();
-        budgets.get(recipient.platform()).release();
         if (recorderIdle) {
             Thread r = recorder;
             if (r != null) LockSupport.unpark(r);
         }
-        int waiting = waitingForBudget.get();
-        if ((waiting & (1 << recipient.platform().ordinal())) != 0
-                && budgets.get(recipient.platform()).availablePermits() >= minClaim
-                && waitingForBudget.compareAndSet(waiting, 0)) {
-            wake(); // once: the answers after this one find the flag cleared until the claimer waits again
+    }
+
+    /** The outcomes of {@code batch} are recorded (or given up at shutdown): their budget slots are free again. Recorder thread. */
+    private void recorded(List<DeliveryStore.Outcome> batch) {
+        int[] n = new int[Platform.values().length];
+        for (DeliveryStore.Outcome o : batch) n[o.recipient().platform().ordinal()]++;
+        for (Platform p : Platform.values()) {
+            if (n[p.ordinal()] == 0) continue;
+            budgets.get(p).release(n[p.ordinal()]);
+            int waiting = waitingForBudget.get();
+            if ((waiting & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim
+                    && waitingForBudget.compareAndSet(waiting, 0)) {
+                wake(); // once: the batches after this one find the flag cleared until the claimer waits again
+            }
         }
     }
 
@@ -586,11 +619,15 @@ final class Lane {
             // a short linger gathers a chunk's answers into one transaction, but only while more answers
             // are on their way: a lone transactional send is recorded at once, not 5 ms (or, on a busy
             // machine, a scheduler tick or more) later
-            if (unrecorded.get() < properties.chunkSize() && running && anyInFlight()) LockSupport.parkNanos(LINGER.toNanos());
+            if (unrecorded.get() < properties.chunkSize() && running && awaitingAnswers()) LockSupport.parkNanos(LINGER.toNanos());
             DeliveryStore.Outcome next;
             while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
             unrecorded.addAndGet(-batch.size());
-            recordDurably(batch);
+            try {
+                recordDurably(batch);
+            } finally {
+                recorded(batch);
+            }
             batch.clear();
         }
     }

@@ -22,7 +22,9 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -40,7 +42,9 @@ import org.slf4j.LoggerFactory;
  *       than that platform's free budget, and hands them to the senders. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
  *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
- *   <li>Senders render each message and hand it to its provider. Unless its notification was
+ *   <li>Senders render each message and hand it to its provider, at most half the platform's budget
+ *       to one push-service origin at a time ({@link OriginGates}: a slow Web Push service cannot take
+ *       the budget of the others). Unless its notification was
  *       cancelled: then it is never handed over. A cancel taken by this instance is known at once
  *       ({@link DeliveryEngine#cancelled}); one taken by another instance is learnt by the claimer,
  *       which asks the store every poll interval which notifications of the recipients still waiting
@@ -71,6 +75,14 @@ final class Lane {
     private final Clock clock;
     private final DeliveryMetrics metrics;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
+    /** Per platform, the lane's requests open and waiting per push-service origin ({@link PushProvider#origin}). */
+    private final Map<Platform, OriginGates<Send>> origins = new EnumMap<>(Platform.class);
+    /**
+     * Per platform (by ordinal), until when claims pause because a send found its origin full (0: no
+     * pause): the claim cannot choose recipients by origin, so claiming at once would mostly give the
+     * full origin's recipients back again. Written by sender threads, read by the claimer.
+     */
+    private final AtomicLongArray originFullUntil = new AtomicLongArray(Platform.values().length);
     /**
      * Per platform, room for recipients handed over by a fan-out and not yet sent: twice the in-flight
      * budget, so a page of one budget's worth is inserted while the one before it is sent.
@@ -126,6 +138,7 @@ final class Lane {
         for (Platform platform : Platform.values()) {
             Semaphore budget = new Semaphore(capacity);
             budgets.put(platform, budget);
+            origins.put(platform, OriginGates.forBudget(capacity));
             rooms.put(platform, new Semaphore(2 * capacity));
             handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
             queued[platform.ordinal()] = new AtomicInteger();
@@ -285,6 +298,10 @@ final class Lane {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        // sends waiting for their origin are not started any more: left to their lease
+        for (OriginGates<Send> gates : origins.values()) {
+            for (Send waiting : gates.drain()) releaseBudget(List.of(waiting.recipient()));
+        }
         while (System.nanoTime() < deadline && anyInFlight()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
@@ -365,6 +382,8 @@ final class Lane {
                     // wake-ups for freed budget on another platform do not claim it again
                     long until = emptyUntil[platform.ordinal()];
                     if (until != 0 && System.nanoTime() - until < 0) continue;
+                    long full = originFullUntil.get(platform.ordinal());
+                    if (full != 0 && System.nanoTime() - full < 0) continue;
                     List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
                             properties.lease());
                     if (batch.isEmpty()) {
@@ -526,24 +545,85 @@ final class Lane {
                         "rejected", DeliveryReasons.RENDER_FAILED);
                 continue;
             }
-            long started = System.nanoTime();
-            CompletableFuture<DeliveryResult> answer;
+            String origin;
             try {
-                answer = provider.send(message);
+                origin = provider.origin(message);
             } catch (RuntimeException e) {
-                answer = CompletableFuture.failedFuture(e);
+                origin = null; // the provider's send decides what becomes of a token it cannot read
             }
-            metrics.sent(priority, recipient.platform());
-            // runs on a Netty I/O thread (or here, if already answered): decide, queue, release; never block
-            answer.whenComplete((result, error) -> {
-                metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
-                if (error != null) {
-                    // a broken provider contract: retried like a transient failure, never dropped
-                    onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, expiresAt);
-                } else {
-                    onAnswer(recipient, result, expiresAt);
+            Send send = new Send(recipient, provider, message, expiresAt, origin);
+            if (origin == null) {
+                start(send);
+                continue;
+            }
+            switch (origins.get(recipient.platform()).admit(origin, send)) {
+                case SEND -> start(send);
+                case WAIT -> {
+                    // started by the answer that frees a slot of its origin (startWaiting)
                 }
-            });
+                case FULL -> {
+                    // its origin holds as much of the budget as one origin may: back to the store, claimed
+                    // again a poll interval later; the platform's claims pause as long, so a slow origin's
+                    // recipients are not claimed and given back over and over
+                    originFullUntil.set(recipient.platform().ordinal(), (System.nanoTime() + properties.pollInterval().toNanos()) | 1);
+                    finish(recipient, new DeliveryStore.Retry(recipient, DeliveryReasons.ORIGIN_BUSY,
+                            clock.instant().plus(properties.pollInterval())), "retried", DeliveryReasons.ORIGIN_BUSY);
+                }
+            }
+        }
+    }
+
+    /** A rendered message on its way to {@code provider}; {@code origin}: its push service, when the provider has several. */
+    private record Send(DeliveryStore.Claimed recipient, PushProvider provider, PushMessage message, Instant expiresAt,
+                        String origin) {
+    }
+
+    /** Hands {@code send} to its provider. A sender thread. */
+    private void start(Send send) {
+        DeliveryStore.Claimed recipient = send.recipient();
+        long started = System.nanoTime();
+        CompletableFuture<DeliveryResult> answer;
+        try {
+            answer = send.provider().send(send.message());
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        metrics.sent(priority, recipient.platform());
+        // runs on a Netty I/O thread (or here, if already answered): decide, queue, pass the origin's slot on; never block
+        answer.whenComplete((result, error) -> {
+            if (send.origin() != null) startWaiting(recipient.platform(), origins.get(recipient.platform()).answered(send.origin()));
+            metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
+            if (error != null) {
+                // a broken provider contract: retried like a transient failure, never dropped
+                onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, send.expiresAt());
+            } else {
+                onAnswer(recipient, result, send.expiresAt());
+            }
+        });
+    }
+
+    /**
+     * {@code next} (null: none) waited for a slot of its origin and has it now: hands it to a sender
+     * thread, never sending on the calling (I/O) thread. A waiting send of a notification cancelled
+     * meanwhile passes the slot on instead; one the stopping lane can no longer send is left to its lease.
+     */
+    private void startWaiting(Platform platform, Send next) {
+        while (next != null) {
+            Send waited = next;
+            try {
+                senders.execute(() -> {
+                    if (isCancelled(waited.recipient().notificationId())) {
+                        finish(waited.recipient(), new DeliveryStore.Cancelled(waited.recipient()), "cancelled", DeliveryReasons.CANCELLED);
+                        startWaiting(platform, origins.get(platform).answered(waited.origin()));
+                    } else {
+                        start(waited);
+                    }
+                });
+                return;
+            } catch (RejectedExecutionException stopping) {
+                releaseBudget(List.of(waited.recipient()));
+                next = origins.get(platform).answered(waited.origin());
+            }
         }
     }
 

@@ -32,6 +32,17 @@ public interface PushProvider extends AutoCloseable {
      */
     ProviderPreview preview(PushMessage message);
 
+    /**
+     * The push service {@code message} goes to, when this platform's messages go to several services
+     * that answer each at its own pace (Web Push: the endpoint's origin); null when they all go to one.
+     * The lanes bound their requests open per origin, so one slow origin never takes a platform's
+     * whole in-flight budget. Cheap and never blocking; null too for a token it cannot read (its
+     * {@link #send} rejects it).
+     */
+    default String origin(PushMessage message) {
+        return null;
+    }
+
     @Override
     default void close() {
     }

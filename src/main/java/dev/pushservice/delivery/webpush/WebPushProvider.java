@@ -9,6 +9,7 @@ import dev.pushservice.delivery.ReasonCode;
 import dev.pushservice.delivery.http.PushHttpClient;
 import dev.pushservice.delivery.http.RetryAfter;
 import dev.pushservice.platform.rules.Platform;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -27,6 +28,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -214,6 +216,18 @@ public final class WebPushProvider implements PushProvider {
             return CompletableFuture.failedFuture(e);
         }
         return result;
+    }
+
+    /** The endpoint's origin (scheme, host, port): the push service the lanes bound their requests to. */
+    @Override
+    public String origin(PushMessage message) {
+        try {
+            JsonNode endpoint = JSON.readTree(message.token()).get("endpoint");
+            if (endpoint == null || !endpoint.isString()) return null;
+            return WebPushSubscription.origin(URI.create(endpoint.stringValue()));
+        } catch (RuntimeException unreadable) {
+            return null;
+        }
     }
 
     /** Requests currently awaiting a push service's answer. */

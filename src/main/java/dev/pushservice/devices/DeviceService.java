@@ -191,18 +191,14 @@ public class DeviceService {
      * Invalidates devices whose provider said their token is dead ({@code reason}: the provider's
      * reason code), set-based, with a {@code device.invalidated} lifecycle fact per device in the same
      * transaction. Devices already invalidated are left as they are. Every later fan-out and estimate
-     * leaves them out (both select only non-invalidated devices).
+     * leaves them out (both select only non-invalidated devices). On the API pool; delivery invalidates
+     * through {@link DeviceInvalidation}, on its own pool.
      *
      * @return the devices invalidated now
      */
     @Transactional
     public List<UUID> invalidate(UUID appId, java.util.Collection<UUID> deviceIds, String reason, java.time.Instant at) {
-        List<UUID> invalidated = devices.invalidate(appId, deviceIds, reason, at);
-        for (UUID id : invalidated) {
-            lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, id,
-                    Map.of("device_id", id, "reason", reason), at);
-        }
-        return invalidated;
+        return DeviceInvalidation.invalidate(devices, lifecycle, appId, deviceIds, reason, at);
     }
 
     @Transactional

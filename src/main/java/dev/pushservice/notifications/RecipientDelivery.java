@@ -8,7 +8,9 @@ import dev.pushservice.delivery.Handover;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
-import dev.pushservice.devices.DeviceService;
+import dev.pushservice.devices.DeviceInvalidation;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
+import dev.pushservice.platform.db.DeliveryDatabase;
 import dev.pushservice.platform.jobs.DeadLetterRepository;
 import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.Platform;
@@ -33,6 +35,7 @@ import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -48,8 +51,10 @@ import tools.jackson.databind.node.ObjectNode;
  * reads the device token and the frozen render values. Recording: one {@code UPDATE … FROM
  * jsonb_to_recordset} per chunk for every outcome; a retry of a notification cancelled meanwhile
  * becomes {@code cancelled}. After the commit: devices with dead tokens are invalidated through
- * {@link DeviceService#invalidate}, and a notification with nothing left to send is finished through
- * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line).
+ * {@link DeviceInvalidation}, and a notification with nothing left to send is finished through
+ * {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line). Everything a
+ * lane's thread calls here (claim, blueprint, record, invalidation, finishing) runs on the delivery
+ * pool, so an overloaded API pool never stalls delivery.
  *
  * <p>Frequency caps are a separate step of the claim and record transactions
  * ({@link FrequencyCapping}): after the claim statement, recipients over their user's cap become
@@ -68,17 +73,23 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
 
     private final DeliveryRecipientRepository recipients;
     private final DeliveryEngine engine;
-    private final NotificationRepository notifications;
     private final NotificationService service;
-    private final DeviceService devices;
+    private final DeviceInvalidation devices;
     private final FrequencyCapping caps;
+    private final DeliveryDatabase db;
+    /** Notifications read and finished on the delivery pool: what a lane thread does never waits for the API pool. */
+    private final NotificationRepository notifications;
+    private final LifecycleEventRepository lifecycle;
 
-    RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, NotificationRepository notifications,
-                      NotificationService service, DeviceService devices, FrequencyCapping caps) {
+    RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, DeliveryDatabase db, JsonMapper json,
+                      LifecycleEventRepository lifecycle, NotificationService service, DeviceInvalidation devices,
+                      FrequencyCapping caps) {
         this.caps = caps;
         this.recipients = recipients;
         this.engine = engine;
-        this.notifications = notifications;
+        this.db = db;
+        this.notifications = new NotificationRepository(db.jdbc(), json);
+        this.lifecycle = lifecycle.on(db.jdbc());
         this.service = service;
         this.devices = devices;
     }
@@ -103,13 +114,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         // no query between a creation's commit and its 202.
         if (inOneTransaction) return;
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-            finishAll(Map.of(notificationId, appId));
+            finishAll(Map.of(notificationId, appId), false);
             return;
         }
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCommit() {
-                finishAll(Map.of(notificationId, appId));
+                finishAll(Map.of(notificationId, appId), false);
             }
         });
     }
@@ -149,7 +160,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         if (!admission.skipped().isEmpty()) {
             engine.skipped(lane, platform, FrequencyCapping.METRIC_REASON, admission.skippedRecipients());
             // skipped recipients are terminal now: their notification may have nothing left to send
-            finishAll(admission.skipped());
+            finishAll(admission.skipped(), true);
             // the lane claims again at once only when a chunk comes back full: make it look again
             if (claimed.size() == limit) engine.signal(lane);
         }
@@ -346,7 +357,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             log.info("{} pending recipient(s) failed at once: no credentials for their platform", failedAtOnce);
         }
         invalid.forEach((app, byReason) -> byReason.forEach((reason, ids) -> devices.invalidate(app, ids, reason, now)));
-        finishAll(touched);
+        finishAll(touched, true);
     }
 
     /** Recipients {@link #cancelStranded} ends per transaction, plus those of up to {@link #STRANDED_HANDOVERS} handovers. */
@@ -386,7 +397,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 ended.size());
         Map<UUID, UUID> touched = new LinkedHashMap<>();
         ended.forEach(r -> touched.put(r.notificationId(), r.appId()));
-        finishAll(touched); // their notifications' final counts, once the last stranded recipient is ended
+        finishAll(touched, false); // their notifications' final counts, once the last stranded recipient is ended
         return ended.size();
     }
 
@@ -396,10 +407,20 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return ids;
     }
 
-    /** Finishes the notifications among {@code touched} that have nothing left to send. */
-    private void finishAll(Map<UUID, UUID> touched) {
+    /**
+     * Finishes the notifications among {@code touched} that have nothing left to send, each in its
+     * own transaction: on the delivery pool for a lane's thread ({@code lane}), else on the API pool.
+     */
+    private void finishAll(Map<UUID, UUID> touched, boolean lane) {
         // finishIfDone locks the notification: if the fan-out is still setting the count it waits for it
-        for (UUID id : recipients.nothingLeft(touched.keySet())) service.finishIfDone(touched.get(id), id);
+        for (UUID id : recipients.nothingLeft(touched.keySet())) {
+            UUID app = touched.get(id);
+            if (lane) {
+                db.transactions().executeWithoutResult(status -> service.finishIfDone(notifications, lifecycle, app, id));
+            } else {
+                service.finishIfDone(app, id);
+            }
+        }
     }
 
     @Override

@@ -50,11 +50,13 @@ import org.slf4j.LoggerFactory;
  *       which asks the store every poll interval which notifications of the recipients still waiting
  *       for a sender were cancelled.</li>
  *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
- *       the outcome is decided (pure) and queued for the recorder.</li>
+ *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
  *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each, and
- *       only then frees their budget slots: a recipient holds its slot from its claim (or hand-over)
- *       until its outcome is recorded, so the budget bounds what is sent and not yet recorded, and the
- *       queue of outcomes, however slow recording gets.</li>
+ *       only then frees their slots of the platform's unrecorded window: a recipient holds a window
+ *       slot from its claim (or hand-over) until its outcome is recorded, so the window (twice the
+ *       in-flight budget) bounds what is sent and not yet recorded, and the queue of outcomes, however
+ *       slow recording gets. Twice the budget, so a batch is recorded while the next budget's worth
+ *       is in flight.</li>
  * </ul>
  * Thread-safe; {@link #start()} and {@link #stop(Duration)} alternate.
  */
@@ -75,6 +77,12 @@ final class Lane {
     private final Clock clock;
     private final DeliveryMetrics metrics;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
+    /**
+     * Per platform, the unrecorded window: twice the in-flight budget. A recipient holds a slot from its
+     * claim (or hand-over to the senders) until its outcome is recorded; a claim never takes more than
+     * both the budget and the window have free.
+     */
+    private final Map<Platform, Semaphore> windows = new EnumMap<>(Platform.class);
     /** Per platform, the lane's requests open and waiting per push-service origin ({@link PushProvider#origin}). */
     private final Map<Platform, OriginGates<Send>> origins = new EnumMap<>(Platform.class);
     /**
@@ -138,6 +146,7 @@ final class Lane {
         for (Platform platform : Platform.values()) {
             Semaphore budget = new Semaphore(capacity);
             budgets.put(platform, budget);
+            windows.put(platform, new Semaphore(2 * capacity));
             origins.put(platform, OriginGates.forBudget(capacity));
             rooms.put(platform, new Semaphore(2 * capacity));
             handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
@@ -248,10 +257,9 @@ final class Lane {
     private boolean sendHanded(Platform platform) {
         int p = platform.ordinal();
         int waitingToSend = queued[p].get();
-        Semaphore budget = budgets.get(platform);
-        int n = Math.min(budget.availablePermits(), waitingToSend);
+        int n = Math.min(free(platform), waitingToSend);
         if (n < Math.min(minClaim, waitingToSend)) return false;
-        if (!budget.tryAcquire(n)) return false; // only this thread acquires: cannot happen
+        if (!acquire(platform, n)) return false; // only this thread acquires: cannot happen
         List<DeliveryStore.Claimed> batch = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             DeliveryStore.Claimed r = handed[p].poll();
@@ -260,17 +268,38 @@ final class Lane {
         }
         queued[p].addAndGet(-batch.size());
         rooms.get(platform).release(batch.size());
-        if (batch.size() < n) budget.release(n - batch.size());
+        if (batch.size() < n) releaseSlots(platform, n - batch.size());
         if (!batch.isEmpty()) dispatch(batch);
         return true;
     }
 
-    /**
-     * Recipients of this lane and {@code platform} that hold a budget slot: handed to a sender and not
-     * yet recorded (waiting for a sender or their push service, answered and waiting for the recorder).
-     */
+    /** Messages of this lane handed to {@code platform}'s sender or provider and not answered yet. */
     int inFlight(Platform platform) {
         return capacity - budgets.get(platform).availablePermits();
+    }
+
+    /** Recipients of this lane and {@code platform} claimed or handed to the senders and not recorded yet. */
+    int unrecorded(Platform platform) {
+        return 2 * capacity - windows.get(platform).availablePermits();
+    }
+
+    /** How many of {@code platform}'s recipients may go to the senders now: what both the budget and the window have free. */
+    private int free(Platform platform) {
+        return Math.min(budgets.get(platform).availablePermits(), windows.get(platform).availablePermits());
+    }
+
+    /** Takes {@code n} slots of the budget and of the window; false when either has fewer free. Claimer thread. */
+    private boolean acquire(Platform platform, int n) {
+        if (!windows.get(platform).tryAcquire(n)) return false;
+        if (budgets.get(platform).tryAcquire(n)) return true;
+        windows.get(platform).release(n);
+        return false;
+    }
+
+    /** Gives back {@code n} slots of the budget and of the window (recipients that will not be sent). */
+    private void releaseSlots(Platform platform, int n) {
+        budgets.get(platform).release(n);
+        windows.get(platform).release(n);
     }
 
     /**
@@ -302,7 +331,7 @@ final class Lane {
         for (OriginGates<Send> gates : origins.values()) {
             for (Send waiting : gates.drain()) releaseBudget(List.of(waiting.recipient()));
         }
-        while (System.nanoTime() < deadline && anyInFlight()) {
+        while (System.nanoTime() < deadline && anyUnrecorded()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
         Thread r = recorder;
@@ -316,21 +345,14 @@ final class Lane {
         return false;
     }
 
-    /** Whether any recipient holds a budget slot: waiting for a sender, sent and unanswered, or answered and unrecorded. */
     private boolean anyInFlight() {
         for (Platform p : Platform.values()) if (inFlight(p) > 0) return true;
         return false;
     }
 
-    /**
-     * Whether more answers are on their way than the recorder has queued: budget is held by more
-     * recipients than wait to be recorded. Recorder thread, between batches (no batch of its own holds
-     * budget then).
-     */
-    private boolean awaitingAnswers() {
-        int held = 0;
-        for (Platform p : Platform.values()) held += inFlight(p);
-        return held > unrecorded.get();
+    private boolean anyUnrecorded() {
+        for (Platform p : Platform.values()) if (unrecorded(p) > 0) return true;
+        return false;
     }
 
     private static void join(Thread t, long deadlineNanos) {
@@ -372,8 +394,7 @@ final class Lane {
                         continue;
                     }
                     if (paused) continue; // handed recipients are still sent, as claimed ones are
-                    Semaphore budget = budgets.get(platform);
-                    int want = Math.min(budget.availablePermits(), properties.chunkSize());
+                    int want = Math.min(free(platform), properties.chunkSize());
                     if (want < minClaim) {
                         blocked |= 1 << platform.ordinal();
                         continue;
@@ -391,7 +412,7 @@ final class Lane {
                         continue;
                     }
                     emptyUntil[platform.ordinal()] = 0;
-                    if (!budget.tryAcquire(batch.size())) {
+                    if (!acquire(platform, batch.size())) {
                         // only this thread acquires (handed recipients are moved here too), so the permits counted above are still there
                         throw new IllegalStateException("lane budget changed under the claimer");
                     }
@@ -419,7 +440,7 @@ final class Lane {
     private boolean budgetFreed(int platforms) {
         if (platforms == 0) return false;
         for (Platform p : Platform.values()) {
-            if ((platforms & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim) return true;
+            if ((platforms & (1 << p.ordinal())) != 0 && free(p) >= minClaim) return true;
         }
         return false;
     }
@@ -484,11 +505,11 @@ final class Lane {
         }
     }
 
-    /** Gives back the budget of recipients that will not be sent (a batch may mix platforms when handed over). */
+    /** Gives back the budget and window slots of recipients that will not be sent (a batch may mix platforms when handed over). */
     private void releaseBudget(List<DeliveryStore.Claimed> recipients) {
         int[] n = new int[Platform.values().length];
         for (DeliveryStore.Claimed c : recipients) n[c.platform().ordinal()]++;
-        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) budgets.get(p).release(n[p.ordinal()]);
+        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) releaseSlots(p, n[p.ordinal()]);
     }
 
     private static Set<UUID> notificationsOf(List<DeliveryStore.Claimed> slice) {
@@ -652,34 +673,41 @@ final class Lane {
     }
 
     /**
-     * Queues {@code outcome} for the recorder. The recipient keeps its budget slot until the outcome is
-     * recorded ({@link #recorded}): the in-flight budget bounds sent-but-unrecorded recipients too, so
-     * when recording falls behind, sending slows down with it instead of running ahead of the lease (a
-     * recipient whose lease ran out unrecorded is claimed and sent again), and {@link #results} never
-     * holds more than the lane's budgets. Runs on Netty I/O threads: never blocks.
+     * Queues {@code outcome} for the recorder and frees the recipient's budget slot. Its window slot
+     * stays taken until the outcome is recorded ({@link #recorded}): when recording falls behind,
+     * sending slows down with it instead of running ahead of the lease (a recipient whose lease ran out
+     * unrecorded is claimed and sent again), and {@link #results} never holds more than the lane's
+     * windows. Runs on Netty I/O threads: never blocks.
      */
     private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {
         metrics.outcome(priority, recipient.platform(), kind, reasonCode);
         results.add(outcome);
         unrecorded.incrementAndGet();
+        budgets.get(recipient.platform()).release();
         if (recorderIdle) {
             Thread r = recorder;
             if (r != null) LockSupport.unpark(r);
         }
+        freed(recipient.platform());
     }
 
-    /** The outcomes of {@code batch} are recorded (or given up at shutdown): their budget slots are free again. Recorder thread. */
+    /** Wakes the claimer if it waits for {@code platform}'s budget or window and enough is free now. */
+    private void freed(Platform platform) {
+        int waiting = waitingForBudget.get();
+        if ((waiting & (1 << platform.ordinal())) != 0 && free(platform) >= minClaim
+                && waitingForBudget.compareAndSet(waiting, 0)) {
+            wake(); // once: the frees after this one find the flag cleared until the claimer waits again
+        }
+    }
+
+    /** The outcomes of {@code batch} are recorded (or given up at shutdown): their window slots are free again. Recorder thread. */
     private void recorded(List<DeliveryStore.Outcome> batch) {
         int[] n = new int[Platform.values().length];
         for (DeliveryStore.Outcome o : batch) n[o.recipient().platform().ordinal()]++;
         for (Platform p : Platform.values()) {
             if (n[p.ordinal()] == 0) continue;
-            budgets.get(p).release(n[p.ordinal()]);
-            int waiting = waitingForBudget.get();
-            if ((waiting & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim
-                    && waitingForBudget.compareAndSet(waiting, 0)) {
-                wake(); // once: the batches after this one find the flag cleared until the claimer waits again
-            }
+            windows.get(p).release(n[p.ordinal()]);
+            freed(p);
         }
     }
 
@@ -690,7 +718,7 @@ final class Lane {
         List<DeliveryStore.Outcome> batch = new ArrayList<>(properties.chunkSize());
         while (true) {
             if (results.isEmpty()) {
-                if (!running && !anyInFlight()) return;
+                if (!running && !anyUnrecorded()) return;
                 recorderIdle = true;
                 if (results.isEmpty()) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
                 recorderIdle = false;
@@ -699,7 +727,7 @@ final class Lane {
             // a short linger gathers a chunk's answers into one transaction, but only while more answers
             // are on their way: a lone transactional send is recorded at once, not 5 ms (or, on a busy
             // machine, a scheduler tick or more) later
-            if (unrecorded.get() < properties.chunkSize() && running && awaitingAnswers()) LockSupport.parkNanos(LINGER.toNanos());
+            if (unrecorded.get() < properties.chunkSize() && running && anyInFlight()) LockSupport.parkNanos(LINGER.toNanos());
             DeliveryStore.Outcome next;
             while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
             unrecorded.addAndGet(-batch.size());

@@ -31,7 +31,8 @@ import tools.jackson.databind.node.ObjectNode;
  * transactional probes), a line {@code EPOCH_MICROS NUMBER}, the peer's clock as it accepted the push.
  * Runs until killed.
  *
- * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS}.
+ * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [WEB_ANSWERS_PER_SECOND]}; the last makes the
+ * Web Push receiver a slow push service that answers at most that many pushes a second.
  */
 public final class FanoutPeers {
 
@@ -76,6 +77,7 @@ public final class FanoutPeers {
         LocalServiceAccount account = LocalServiceAccount.registeredWith(fcm, "fanout-bench");
         LocalWebPushReceiver web = LocalWebPushReceiver.start();
         web.benchMode(true);
+        if (args.length > 2) web.answerRate(Integer.parseInt(args[2]));
         try (BufferedWriter out = Files.newBufferedWriter(dir.resolve("web-subscriptions.txt"))) {
             for (int i = 0; i < subscriptions; i++) {
                 out.write(web.subscribe().json());

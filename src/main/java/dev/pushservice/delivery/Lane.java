@@ -16,7 +16,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
@@ -39,7 +38,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>The claimer takes due recipients from the {@link DeliveryStore}, per platform and never more
- *       than that platform's free budget, and hands them to the senders. It sleeps until
+ *       than that platform's free budget, and hands them to the senders; recipients a fan-out page
+ *       handed over ({@link HandOverQueue}) go first. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
  *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
  *   <li>Senders render each message and hand it to its provider, at most half the platform's budget
@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  *       for a sender were cancelled.</li>
  *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
  *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
- *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each, and
+ *   <li>The recorder ({@link Recorder}) writes queued outcomes in batches of up to a chunk, one transaction each, and
  *       only then frees their slots of the platform's unrecorded window: a recipient holds a window
  *       slot from its claim (or hand-over) until its outcome is recorded, so the window (twice the
  *       in-flight budget) bounds what is sent and not yet recorded, and the queue of outcomes, however
@@ -64,7 +64,6 @@ final class Lane {
 
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     private static final int SLICE = 50;
-    private static final Duration LINGER = Duration.ofMillis(5);
     private static final Duration STATS_EVERY = Duration.ofSeconds(5);
 
     private final Priority priority;
@@ -91,29 +90,20 @@ final class Lane {
      * full origin's recipients back again. Written by sender threads, read by the claimer.
      */
     private final AtomicLongArray originFullUntil = new AtomicLongArray(Platform.values().length);
-    /**
-     * Per platform, room for recipients handed over by a fan-out and not yet sent: twice the in-flight
-     * budget, so a page of one budget's worth is inserted while the one before it is sent.
-     */
-    private final Map<Platform, Semaphore> rooms = new EnumMap<>(Platform.class);
-    /** Per platform (by ordinal): recipients handed over and not yet sent, and how many. */
-    @SuppressWarnings("unchecked")
-    private final ConcurrentLinkedQueue<DeliveryStore.Claimed>[] handed = new ConcurrentLinkedQueue[Platform.values().length];
-    private final AtomicInteger[] queued = new AtomicInteger[Platform.values().length];
+    /** Recipients handed over by fan-out pages and not yet sent, with the room pages reserve for them. */
+    private final HandOverQueue handed;
+    private final Recorder recorder;
     private final int capacity;
     private final int minClaim;
-    private final ConcurrentLinkedQueue<DeliveryStore.Outcome> results = new ConcurrentLinkedQueue<>();
     /** Notifications with recipients handed to the senders and not yet to a provider: slices of each. */
     private final ConcurrentHashMap<UUID, Integer> waiting = new ConcurrentHashMap<>();
     /** Of those, the ones another instance cancelled (this instance's own cancels are in {@link #cancelled}). */
     private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger unrecorded = new AtomicInteger();
     private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
     /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
     private final long[] emptyUntil = new long[Platform.values().length];
     private volatile ExecutorService senders;
     private volatile Thread claimer;
-    private volatile Thread recorder;
     private volatile boolean running;
     /**
      * Set by whoever wants the claimer to look again (work committed, budget freed) before it unparks
@@ -125,7 +115,6 @@ final class Lane {
     /** Platforms (bits by ordinal) whose budget the claimer waits for; the first answer that frees enough clears it. */
     private final AtomicInteger waitingForBudget = new AtomicInteger();
     private volatile boolean paused;
-    private volatile boolean recorderIdle;
     /** Set by {@link #signal()}: work was committed, so platforms found empty are looked at again. */
     private volatile boolean workAdded;
 
@@ -148,13 +137,12 @@ final class Lane {
             budgets.put(platform, budget);
             windows.put(platform, new Semaphore(2 * capacity));
             origins.put(platform, OriginGates.forBudget(capacity));
-            rooms.put(platform, new Semaphore(2 * capacity));
-            handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
-            queued[platform.ordinal()] = new AtomicInteger();
-            metrics.handedWaiting(priority, platform, queued[platform.ordinal()]);
             metrics.inFlight(priority, platform, budget, capacity);
         }
         metrics.queue(priority, stats);
+        this.handed = new HandOverQueue(2 * capacity, priority, metrics);
+        this.recorder = new Recorder(priority, store, clock, properties.chunkSize(), () -> running, this::anyInFlight,
+                this::anyUnrecorded, this::recorded);
     }
 
     Priority priority() {
@@ -171,14 +159,12 @@ final class Lane {
                     return t;
                 });
         running = true;
-        // the fields are set before the threads run: an answer that wakes the claimer (or the recorder)
-        // before start() returns must find the thread to unpark
+        // the field is set before the thread runs: an answer that wakes the claimer before start()
+        // returns must find the thread to unpark
         Thread c = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").unstarted(this::claimLoop);
-        Thread r = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-recorder").unstarted(this::recordLoop);
         claimer = c;
-        recorder = r;
+        recorder.start();
         c.start();
-        r.start();
     }
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
@@ -211,22 +197,17 @@ final class Lane {
 
     /** Free room in {@code platform}'s hand-over queue. */
     int room(Platform platform) {
-        return rooms.get(platform).availablePermits();
+        return handed.room(platform);
     }
 
     /** Takes up to {@code max} of {@code platform}'s free hand-over room without waiting; returns how much it took. */
     int reserve(Platform platform, int max) {
-        Semaphore room = rooms.get(platform);
-        while (true) {
-            int n = Math.min(room.availablePermits(), max);
-            if (n <= 0) return 0;
-            if (room.tryAcquire(n)) return n;
-        }
+        return handed.reserve(platform, max);
     }
 
     /** Gives back hand-over room {@link #reserve} took and no recipient used. */
     void release(Platform platform, int n) {
-        if (n > 0) rooms.get(platform).release(n);
+        handed.release(platform, n);
     }
 
     /**
@@ -237,13 +218,7 @@ final class Lane {
      */
     void handOver(List<DeliveryStore.Claimed> recipients) {
         if (recipients.isEmpty()) return;
-        int[] n = new int[Platform.values().length];
-        for (DeliveryStore.Claimed r : recipients) {
-            int p = r.platform().ordinal();
-            handed[p].add(r);
-            queued[p].incrementAndGet();
-            n[p]++;
-        }
+        int[] n = handed.add(recipients);
         for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
         // not signal(): nothing was added to the store, so platforms found empty need no claim again
         wake();
@@ -255,19 +230,11 @@ final class Lane {
      * then waits for budget), true otherwise.
      */
     private boolean sendHanded(Platform platform) {
-        int p = platform.ordinal();
-        int waitingToSend = queued[p].get();
+        int waitingToSend = handed.waiting(platform);
         int n = Math.min(free(platform), waitingToSend);
         if (n < Math.min(minClaim, waitingToSend)) return false;
         if (!acquire(platform, n)) return false; // only this thread acquires: cannot happen
-        List<DeliveryStore.Claimed> batch = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            DeliveryStore.Claimed r = handed[p].poll();
-            if (r == null) break;
-            batch.add(r);
-        }
-        queued[p].addAndGet(-batch.size());
-        rooms.get(platform).release(batch.size());
+        List<DeliveryStore.Claimed> batch = handed.take(platform, n);
         if (batch.size() < n) releaseSlots(platform, n - batch.size());
         if (!batch.isEmpty()) dispatch(batch);
         return true;
@@ -312,13 +279,7 @@ final class Lane {
         long deadline = System.nanoTime() + wait.toNanos();
         join(claimer, deadline);
         int left = 0;
-        for (Platform platform : Platform.values()) {
-            int n = 0;
-            while (handed[platform.ordinal()].poll() != null) n++;
-            queued[platform.ordinal()].addAndGet(-n);
-            rooms.get(platform).release(n);
-            left += n;
-        }
+        for (Platform platform : Platform.values()) left += handed.drain(platform);
         if (left > 0) log.info("Delivery lane {} stops with {} handed recipient(s) unsent: sent when their lease runs out",
                 priority.value(), left);
         senders.shutdown();
@@ -334,15 +295,8 @@ final class Lane {
         while (System.nanoTime() < deadline && anyUnrecorded()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
-        Thread r = recorder;
-        if (r != null) LockSupport.unpark(r);
-        join(recorder, deadline);
+        recorder.stop(deadline);
         senders.shutdownNow();
-    }
-
-    private boolean anyHanded() {
-        for (AtomicInteger n : queued) if (n.get() > 0) return true;
-        return false;
     }
 
     private boolean anyInFlight() {
@@ -375,7 +329,7 @@ final class Lane {
                 refreshCancelled();
                 nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
             }
-            if (paused && !anyHanded()) {
+            if (paused && !handed.anyWaiting()) {
                 if (!wakeUp) LockSupport.parkNanos(properties.pollInterval().toNanos());
                 continue;
             }
@@ -388,9 +342,9 @@ final class Lane {
             try {
                 for (Platform platform : Platform.values()) {
                     // recipients a fan-out handed over go first; nothing of the platform is claimed while they wait
-                    if (queued[platform.ordinal()].get() > 0) {
+                    if (handed.waiting(platform) > 0) {
                         if (!sendHanded(platform)) blocked |= 1 << platform.ordinal();
-                        else if (queued[platform.ordinal()].get() > 0) more = true;
+                        else if (handed.waiting(platform) > 0) more = true;
                         continue;
                     }
                     if (paused) continue; // handed recipients are still sent, as claimed ones are
@@ -676,18 +630,13 @@ final class Lane {
      * Queues {@code outcome} for the recorder and frees the recipient's budget slot. Its window slot
      * stays taken until the outcome is recorded ({@link #recorded}): when recording falls behind,
      * sending slows down with it instead of running ahead of the lease (a recipient whose lease ran out
-     * unrecorded is claimed and sent again), and {@link #results} never holds more than the lane's
-     * windows. Runs on Netty I/O threads: never blocks.
+     * unrecorded is claimed and sent again), and the recorder's queue never holds more than the
+     * lane's windows. Runs on Netty I/O threads: never blocks.
      */
     private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {
         metrics.outcome(priority, recipient.platform(), kind, reasonCode);
-        results.add(outcome);
-        unrecorded.incrementAndGet();
+        recorder.add(outcome);
         budgets.get(recipient.platform()).release();
-        if (recorderIdle) {
-            Thread r = recorder;
-            if (r != null) LockSupport.unpark(r);
-        }
         freed(recipient.platform());
     }
 
@@ -710,55 +659,4 @@ final class Lane {
             freed(p);
         }
     }
-
-
-    // ---- recording -----------------------------------------------------------------------------
-
-    private void recordLoop() {
-        List<DeliveryStore.Outcome> batch = new ArrayList<>(properties.chunkSize());
-        while (true) {
-            if (results.isEmpty()) {
-                if (!running && !anyUnrecorded()) return;
-                recorderIdle = true;
-                if (results.isEmpty()) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
-                recorderIdle = false;
-                continue;
-            }
-            // a short linger gathers a chunk's answers into one transaction, but only while more answers
-            // are on their way: a lone transactional send is recorded at once, not 5 ms (or, on a busy
-            // machine, a scheduler tick or more) later
-            if (unrecorded.get() < properties.chunkSize() && running && anyInFlight()) LockSupport.parkNanos(LINGER.toNanos());
-            DeliveryStore.Outcome next;
-            while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
-            unrecorded.addAndGet(-batch.size());
-            try {
-                recordDurably(batch);
-            } finally {
-                recorded(batch);
-            }
-            batch.clear();
-        }
-    }
-
-    /** Records {@code batch}, retrying while the database is unavailable: an answer is never dropped. */
-    private void recordDurably(List<DeliveryStore.Outcome> batch) {
-        long wait = 100;
-        while (true) {
-            try {
-                store.record(List.copyOf(batch), clock.instant());
-                return;
-            } catch (RuntimeException e) {
-                log.warn("Delivery lane {} could not record {} result(s), retrying: {}", priority.value(), batch.size(),
-                        e.toString());
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(wait));
-                wait = Math.min(wait * 2, 5_000);
-                if (!running && wait >= 5_000) {
-                    log.warn("Delivery lane {} gives up recording {} result(s) at shutdown; their recipients are sent"
-                            + " again when their lease runs out", priority.value(), batch.size());
-                    return;
-                }
-            }
-        }
-    }
-
 }

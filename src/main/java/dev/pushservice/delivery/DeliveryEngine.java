@@ -183,9 +183,11 @@ public class DeliveryEngine implements SmartLifecycle {
      * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, twice
      * as large as the budget, so the next page is inserted while the previous one is sent.
      * {@code seen} counts the devices per platform (by ordinal) of the notification's previous page:
-     * the page's size ({@link Handover#limit()}) is what the free room takes at that mix, so a page
-     * of an all-iOS audience is not cut short by the room of other platforms; without a previous
-     * page it is the largest free room. It waits, up to {@code wait}, until a page of at least the lane's
+     * the page's size ({@link Handover#limit()}) is what the free room of the platform with the most
+     * room takes at that mix, so a page of an all-iOS audience is not cut short by the room of other
+     * platforms, and a mixed audience is not held back by its slowest platform (its recipients beyond
+     * its room are left for the claim); without a previous page it is the largest free room. It waits,
+     * up to {@code wait}, until a page of at least the lane's
      * in-flight budget fits (or {@code max}, if smaller): fewer, larger pages cost PostgreSQL less
      * (each is a transaction with a lock, a cursor update and a commit), and a budget's worth still
      * waits in the queue while it is inserted.
@@ -220,18 +222,21 @@ public class DeliveryEngine implements SmartLifecycle {
     private static final long HANDOVER_WAIT_STEP = TimeUnit.MILLISECONDS.toNanos(1);
 
     /**
-     * The page size the lane's free hand-over room takes at the platform mix {@code seen}: each
-     * platform's recipients of the page should fit its room, so the fan-out keeps pace with the
-     * slowest platform (relative to its share) and hardly any recipient is left for a claim.
+     * The page size the lane's free hand-over room takes at the platform mix {@code seen}: the page
+     * is as large as the platform with the most room (relative to its share) fills, so the fan-out
+     * keeps pace with the fastest platform of the audience, never the slowest. Each platform then
+     * hands over what its room takes; the rest of a slower platform's recipients are left
+     * {@code pending}, and its claim takes them at that platform's own pace. (Sizing pages by the
+     * slowest platform held every platform of a mixed send at the pace of a slow push service.)
      */
     private static int limit(Lane lane, int[] seen, long total, int max) {
-        double limit = total == 0 ? 0 : max;
+        double limit = 0;
         for (Platform p : Platform.values()) {
             int room = lane.room(p);
             if (total == 0) {
                 limit = Math.max(limit, room);
             } else if (seen[p.ordinal()] > 0) {
-                limit = Math.min(limit, room * (double) total / seen[p.ordinal()]);
+                limit = Math.max(limit, room * (double) total / seen[p.ordinal()]);
             }
         }
         return (int) Math.min(max, limit);

@@ -37,6 +37,14 @@ public final class DeliveryReasons {
      */
     public static final String DEVICE_INVALIDATED = "device_invalidated";
 
+    /**
+     * Not sent yet, not a failure: its push service (a Web Push origin) already had as many of the
+     * lane's requests open and waiting as one origin may ({@link OriginGates}); the recipient was given
+     * back {@code pending}, to be claimed again a poll interval later, its attempt given back
+     * ({@link DeliveryStore.Deferred}).
+     */
+    public static final String ORIGIN_BUSY = "origin_busy";
+
     private DeliveryReasons() {
     }
 }

@@ -17,13 +17,14 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -38,17 +39,25 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>The claimer takes due recipients from the {@link DeliveryStore}, per platform and never more
- *       than that platform's free budget, and hands them to the senders. It sleeps until
+ *       than that platform's free budget, and hands them to the senders; recipients a fan-out page
+ *       handed over ({@link HandOverQueue}) go first. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
  *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
- *   <li>Senders render each message and hand it to its provider. Unless its notification was
+ *   <li>Senders render each message and hand it to its provider, at most half the platform's budget
+ *       to one push-service origin at a time ({@link OriginGates}: a slow Web Push service cannot take
+ *       the budget of the others). Unless its notification was
  *       cancelled: then it is never handed over. A cancel taken by this instance is known at once
  *       ({@link DeliveryEngine#cancelled}); one taken by another instance is learnt by the claimer,
  *       which asks the store every poll interval which notifications of the recipients still waiting
  *       for a sender were cancelled.</li>
  *   <li>A provider's answer arrives on a Netty I/O thread. There only non-blocking work happens:
  *       the outcome is decided (pure), queued for the recorder, the budget slot released.</li>
- *   <li>The recorder writes queued outcomes in batches of up to a chunk, one transaction each.</li>
+ *   <li>The recorder ({@link Recorder}) writes queued outcomes in batches of up to a chunk, one transaction each, and
+ *       only then frees their slots of the platform's unrecorded window: a recipient holds a window
+ *       slot from its claim (or hand-over) until its outcome is recorded, so the window (twice the
+ *       in-flight budget) bounds what is sent and not yet recorded, and the queue of outcomes, however
+ *       slow recording gets. Twice the budget, so a batch is recorded while the next budget's worth
+ *       is in flight.</li>
  * </ul>
  * Thread-safe; {@link #start()} and {@link #stop(Duration)} alternate.
  */
@@ -56,7 +65,6 @@ final class Lane {
 
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     private static final int SLICE = 50;
-    private static final Duration LINGER = Duration.ofMillis(5);
     private static final Duration STATS_EVERY = Duration.ofSeconds(5);
 
     private final Priority priority;
@@ -71,28 +79,33 @@ final class Lane {
     private final ProviderBreakers breakers;
     private final Map<Platform, Semaphore> budgets = new EnumMap<>(Platform.class);
     /**
-     * Per platform, room for recipients handed over by a fan-out and not yet sent: twice the in-flight
-     * budget, so a page of one budget's worth is inserted while the one before it is sent.
+     * Per platform, the unrecorded window: twice the in-flight budget. A recipient holds a slot from its
+     * claim (or hand-over to the senders) until its outcome is recorded; a claim never takes more than
+     * both the budget and the window have free.
      */
-    private final Map<Platform, Semaphore> rooms = new EnumMap<>(Platform.class);
-    /** Per platform (by ordinal): recipients handed over and not yet sent, and how many. */
-    @SuppressWarnings("unchecked")
-    private final ConcurrentLinkedQueue<DeliveryStore.Claimed>[] handed = new ConcurrentLinkedQueue[Platform.values().length];
-    private final AtomicInteger[] queued = new AtomicInteger[Platform.values().length];
+    private final Map<Platform, Semaphore> windows = new EnumMap<>(Platform.class);
+    /** Per platform, the lane's requests open and waiting per push-service origin ({@link PushProvider#origin}). */
+    private final Map<Platform, OriginGates<Send>> origins = new EnumMap<>(Platform.class);
+    /**
+     * Per platform (by ordinal), until when claims pause because a send found its origin full (0: no
+     * pause): the claim cannot choose recipients by origin, so claiming at once would mostly give the
+     * full origin's recipients back again. Written by sender threads, read by the claimer.
+     */
+    private final AtomicLongArray originFullUntil = new AtomicLongArray(Platform.values().length);
+    /** Recipients handed over by fan-out pages and not yet sent, with the room pages reserve for them. */
+    private final HandOverQueue handed;
+    private final Recorder recorder;
     private final int capacity;
     private final int minClaim;
-    private final ConcurrentLinkedQueue<DeliveryStore.Outcome> results = new ConcurrentLinkedQueue<>();
     /** Notifications with recipients handed to the senders and not yet to a provider: slices of each. */
     private final ConcurrentHashMap<UUID, Integer> waiting = new ConcurrentHashMap<>();
     /** Of those, the ones another instance cancelled (this instance's own cancels are in {@link #cancelled}). */
     private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger unrecorded = new AtomicInteger();
     private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
     /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
     private final long[] emptyUntil = new long[Platform.values().length];
     private volatile ExecutorService senders;
     private volatile Thread claimer;
-    private volatile Thread recorder;
     private volatile boolean running;
     /**
      * Set by whoever wants the claimer to look again (work committed, budget freed) before it unparks
@@ -104,7 +117,6 @@ final class Lane {
     /** Platforms (bits by ordinal) whose budget the claimer waits for; the first answer that frees enough clears it. */
     private final AtomicInteger waitingForBudget = new AtomicInteger();
     private volatile boolean paused;
-    private volatile boolean recorderIdle;
     /** Set by {@link #signal()}: work was committed, so platforms found empty are looked at again. */
     private volatile boolean workAdded;
 
@@ -133,13 +145,14 @@ final class Lane {
         for (Platform platform : Platform.values()) {
             Semaphore budget = new Semaphore(capacity);
             budgets.put(platform, budget);
-            rooms.put(platform, new Semaphore(2 * capacity));
-            handed[platform.ordinal()] = new ConcurrentLinkedQueue<>();
-            queued[platform.ordinal()] = new AtomicInteger();
-            metrics.handedWaiting(priority, platform, queued[platform.ordinal()]);
+            windows.put(platform, new Semaphore(2 * capacity));
+            origins.put(platform, OriginGates.forBudget(capacity));
             metrics.inFlight(priority, platform, budget, capacity);
         }
         metrics.queue(priority, stats);
+        this.handed = new HandOverQueue(2 * capacity, priority, metrics);
+        this.recorder = new Recorder(priority, store, clock, properties.chunkSize(), () -> running, this::anyInFlight,
+                this::anyUnrecorded, this::recorded);
     }
 
     Priority priority() {
@@ -156,14 +169,12 @@ final class Lane {
                     return t;
                 });
         running = true;
-        // the fields are set before the threads run: an answer that wakes the claimer (or the recorder)
-        // before start() returns must find the thread to unpark
+        // the field is set before the thread runs: an answer that wakes the claimer before start()
+        // returns must find the thread to unpark
         Thread c = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").unstarted(this::claimLoop);
-        Thread r = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-recorder").unstarted(this::recordLoop);
         claimer = c;
-        recorder = r;
+        recorder.start();
         c.start();
-        r.start();
     }
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
@@ -196,22 +207,17 @@ final class Lane {
 
     /** Free room in {@code platform}'s hand-over queue. */
     int room(Platform platform) {
-        return rooms.get(platform).availablePermits();
+        return handed.room(platform);
     }
 
     /** Takes up to {@code max} of {@code platform}'s free hand-over room without waiting; returns how much it took. */
     int reserve(Platform platform, int max) {
-        Semaphore room = rooms.get(platform);
-        while (true) {
-            int n = Math.min(room.availablePermits(), max);
-            if (n <= 0) return 0;
-            if (room.tryAcquire(n)) return n;
-        }
+        return handed.reserve(platform, max);
     }
 
     /** Gives back hand-over room {@link #reserve} took and no recipient used. */
     void release(Platform platform, int n) {
-        if (n > 0) rooms.get(platform).release(n);
+        handed.release(platform, n);
     }
 
     /**
@@ -222,13 +228,7 @@ final class Lane {
      */
     void handOver(List<DeliveryStore.Claimed> recipients) {
         if (recipients.isEmpty()) return;
-        int[] n = new int[Platform.values().length];
-        for (DeliveryStore.Claimed r : recipients) {
-            int p = r.platform().ordinal();
-            handed[p].add(r);
-            queued[p].incrementAndGet();
-            n[p]++;
-        }
+        int[] n = handed.add(recipients);
         for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
         // not signal(): nothing was added to the store, so platforms found empty need no claim again
         wake();
@@ -240,28 +240,43 @@ final class Lane {
      * then waits for budget), true otherwise.
      */
     private boolean sendHanded(Platform platform) {
-        int p = platform.ordinal();
-        int waitingToSend = queued[p].get();
-        Semaphore budget = budgets.get(platform);
-        int n = Math.min(budget.availablePermits(), waitingToSend);
+        int waitingToSend = handed.waiting(platform);
+        int n = Math.min(free(platform), waitingToSend);
         if (n < Math.min(minClaim, waitingToSend)) return false;
-        if (!budget.tryAcquire(n)) return false; // only this thread acquires: cannot happen
-        List<DeliveryStore.Claimed> batch = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            DeliveryStore.Claimed r = handed[p].poll();
-            if (r == null) break;
-            batch.add(r);
-        }
-        queued[p].addAndGet(-batch.size());
-        rooms.get(platform).release(batch.size());
-        if (batch.size() < n) budget.release(n - batch.size());
+        if (!acquire(platform, n)) return false; // only this thread acquires: cannot happen
+        List<DeliveryStore.Claimed> batch = handed.take(platform, n);
+        if (batch.size() < n) releaseSlots(platform, n - batch.size());
         if (!batch.isEmpty()) dispatch(batch);
         return true;
     }
 
-    /** Messages of this lane handed to {@code platform}'s provider and not answered yet. */
+    /** Messages of this lane handed to {@code platform}'s sender or provider and not answered yet. */
     int inFlight(Platform platform) {
         return capacity - budgets.get(platform).availablePermits();
+    }
+
+    /** Recipients of this lane and {@code platform} claimed or handed to the senders and not recorded yet. */
+    int unrecorded(Platform platform) {
+        return 2 * capacity - windows.get(platform).availablePermits();
+    }
+
+    /** How many of {@code platform}'s recipients may go to the senders now: what both the budget and the window have free. */
+    private int free(Platform platform) {
+        return Math.min(budgets.get(platform).availablePermits(), windows.get(platform).availablePermits());
+    }
+
+    /** Takes {@code n} slots of the budget and of the window; false when either has fewer free. Claimer thread. */
+    private boolean acquire(Platform platform, int n) {
+        if (!windows.get(platform).tryAcquire(n)) return false;
+        if (budgets.get(platform).tryAcquire(n)) return true;
+        windows.get(platform).release(n);
+        return false;
+    }
+
+    /** Gives back {@code n} slots of the budget and of the window (recipients that will not be sent). */
+    private void releaseSlots(Platform platform, int n) {
+        budgets.get(platform).release(n);
+        windows.get(platform).release(n);
     }
 
     /**
@@ -274,13 +289,7 @@ final class Lane {
         long deadline = System.nanoTime() + wait.toNanos();
         join(claimer, deadline);
         int left = 0;
-        for (Platform platform : Platform.values()) {
-            int n = 0;
-            while (handed[platform.ordinal()].poll() != null) n++;
-            queued[platform.ordinal()].addAndGet(-n);
-            rooms.get(platform).release(n);
-            left += n;
-        }
+        for (Platform platform : Platform.values()) left += handed.drain(platform);
         if (left > 0) log.info("Delivery lane {} stops with {} handed recipient(s) unsent: sent when their lease runs out",
                 priority.value(), left);
         senders.shutdown();
@@ -289,22 +298,24 @@ final class Lane {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        while (System.nanoTime() < deadline && anyInFlight()) {
+        // sends waiting for their origin are not started any more: left to their lease
+        for (OriginGates<Send> gates : origins.values()) {
+            for (Send waiting : gates.drain()) releaseBudget(List.of(waiting.recipient()));
+        }
+        while (System.nanoTime() < deadline && anyUnrecorded()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
         }
-        Thread r = recorder;
-        if (r != null) LockSupport.unpark(r);
-        join(recorder, deadline);
+        recorder.stop(deadline);
         senders.shutdownNow();
-    }
-
-    private boolean anyHanded() {
-        for (AtomicInteger n : queued) if (n.get() > 0) return true;
-        return false;
     }
 
     private boolean anyInFlight() {
         for (Platform p : Platform.values()) if (inFlight(p) > 0) return true;
+        return false;
+    }
+
+    private boolean anyUnrecorded() {
+        for (Platform p : Platform.values()) if (unrecorded(p) > 0) return true;
         return false;
     }
 
@@ -328,7 +339,7 @@ final class Lane {
                 refreshCancelled();
                 nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
             }
-            if (paused && !anyHanded()) {
+            if (paused && !handed.anyWaiting()) {
                 if (!wakeUp) LockSupport.parkNanos(properties.pollInterval().toNanos());
                 continue;
             }
@@ -341,14 +352,13 @@ final class Lane {
             try {
                 for (Platform platform : Platform.values()) {
                     // recipients a fan-out handed over go first; nothing of the platform is claimed while they wait
-                    if (queued[platform.ordinal()].get() > 0) {
+                    if (handed.waiting(platform) > 0) {
                         if (!sendHanded(platform)) blocked |= 1 << platform.ordinal();
-                        else if (queued[platform.ordinal()].get() > 0) more = true;
+                        else if (handed.waiting(platform) > 0) more = true;
                         continue;
                     }
                     if (paused) continue; // handed recipients are still sent, as claimed ones are
-                    Semaphore budget = budgets.get(platform);
-                    int want = Math.min(budget.availablePermits(), properties.chunkSize());
+                    int want = Math.min(free(platform), properties.chunkSize());
                     if (want < minClaim) {
                         blocked |= 1 << platform.ordinal();
                         continue;
@@ -357,6 +367,8 @@ final class Lane {
                     // wake-ups for freed budget on another platform do not claim it again
                     long until = emptyUntil[platform.ordinal()];
                     if (until != 0 && System.nanoTime() - until < 0) continue;
+                    long full = originFullUntil.get(platform.ordinal());
+                    if (full != 0 && System.nanoTime() - full < 0) continue;
                     List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
                             properties.lease());
                     if (batch.isEmpty()) {
@@ -364,7 +376,7 @@ final class Lane {
                         continue;
                     }
                     emptyUntil[platform.ordinal()] = 0;
-                    if (!budget.tryAcquire(batch.size())) {
+                    if (!acquire(platform, batch.size())) {
                         // only this thread acquires (handed recipients are moved here too), so the permits counted above are still there
                         throw new IllegalStateException("lane budget changed under the claimer");
                     }
@@ -392,7 +404,7 @@ final class Lane {
     private boolean budgetFreed(int platforms) {
         if (platforms == 0) return false;
         for (Platform p : Platform.values()) {
-            if ((platforms & (1 << p.ordinal())) != 0 && budgets.get(p).availablePermits() >= minClaim) return true;
+            if ((platforms & (1 << p.ordinal())) != 0 && free(p) >= minClaim) return true;
         }
         return false;
     }
@@ -457,11 +469,11 @@ final class Lane {
         }
     }
 
-    /** Gives back the budget of recipients that will not be sent (a batch may mix platforms when handed over). */
+    /** Gives back the budget and window slots of recipients that will not be sent (a batch may mix platforms when handed over). */
     private void releaseBudget(List<DeliveryStore.Claimed> recipients) {
         int[] n = new int[Platform.values().length];
         for (DeliveryStore.Claimed c : recipients) n[c.platform().ordinal()]++;
-        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) budgets.get(p).release(n[p.ordinal()]);
+        for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) releaseSlots(p, n[p.ordinal()]);
     }
 
     private static Set<UUID> notificationsOf(List<DeliveryStore.Claimed> slice) {
@@ -518,38 +530,107 @@ final class Lane {
                         "rejected", DeliveryReasons.RENDER_FAILED);
                 continue;
             }
+            String origin;
+            try {
+                origin = provider.origin(message);
+            } catch (RuntimeException e) {
+                origin = null; // the provider's send decides what becomes of a token it cannot read
+            }
             // the provider's circuit is open: back to pending without a request or an attempt (see ProviderBreakers)
-            ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(recipient.appId(), recipient.platform(),
-                    provider.circuitScope(message));
+            ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(recipient.appId(), recipient.platform(), origin);
             ProviderBreakers.Admission admission = breakers.admit(circuit, clock.instant());
             if (admission instanceof ProviderBreakers.Wait wait) {
                 defer(recipient, wait.reason(), wait.until(), expiresAt);
                 continue;
             }
             boolean probe = ((ProviderBreakers.Send) admission).probe();
-            long started = System.nanoTime();
-            CompletableFuture<DeliveryResult> answer;
-            try {
-                answer = provider.send(message);
-            } catch (RuntimeException e) {
-                answer = CompletableFuture.failedFuture(e);
+            Send send = new Send(recipient, provider, message, expiresAt, origin, circuit, probe);
+            if (origin == null) {
+                start(send);
+                continue;
             }
-            metrics.sent(priority, recipient.platform());
-            // runs on a Netty I/O thread (or here, if already answered): decide, queue, release; never block
-            answer.whenComplete((result, error) -> {
-                metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
-                if (error != null) {
-                    // a broken provider contract: retried like a transient failure, never dropped
-                    breakers.answered(circuit, probe, ProviderBreakers.Answer.NONE, null, null, clock.instant());
-                    onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, expiresAt, false, null);
-                } else {
-                    ProviderBreakers.Answer kind = ProviderBreakers.classify(result);
-                    Instant openUntil = breakers.answered(circuit, probe, kind,
-                            result instanceof DeliveryResult.Failed f ? f.reason().code() : null,
-                            result instanceof DeliveryResult.Failed f ? f.retryAfter() : null, clock.instant());
-                    onAnswer(recipient, result, expiresAt, kind, openUntil);
+            switch (origins.get(recipient.platform()).admit(origin, send)) {
+                case SEND -> start(send);
+                case WAIT -> {
+                    // started by the answer that frees a slot of its origin (startWaiting)
                 }
-            });
+                case FULL -> {
+                    // its origin holds as much of the budget as one origin may: back to pending, due a poll
+                    // interval later, its attempt given back (never sent); the platform's claims pause as long,
+                    // so a slow origin's recipients are not claimed and given back over and over. A probe let
+                    // out by the breaker is handed back to it unsent.
+                    if (probe) unsentProbe(send);
+                    originFullUntil.set(recipient.platform().ordinal(), (System.nanoTime() + properties.pollInterval().toNanos()) | 1);
+                    finish(recipient, new DeliveryStore.Deferred(recipient, DeliveryReasons.ORIGIN_BUSY,
+                            clock.instant().plus(properties.pollInterval())), "deferred", DeliveryReasons.ORIGIN_BUSY);
+                }
+            }
+        }
+    }
+
+    /** A rendered message on its way to {@code provider}; {@code origin}: its push service, when the provider has several. */
+    private record Send(DeliveryStore.Claimed recipient, PushProvider provider, PushMessage message, Instant expiresAt,
+                        String origin, ProviderBreakers.Circuit circuit, boolean probe) {
+    }
+
+    /** A probe the breaker let out that will not be sent after all: the breaker lets out another. */
+    private void unsentProbe(Send send) {
+        breakers.answered(send.circuit(), true, ProviderBreakers.Answer.NONE, null, null, clock.instant());
+    }
+
+    /** Hands {@code send} to its provider. A sender thread. */
+    private void start(Send send) {
+        DeliveryStore.Claimed recipient = send.recipient();
+        long started = System.nanoTime();
+        CompletableFuture<DeliveryResult> answer;
+        try {
+            answer = send.provider().send(send.message());
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        metrics.sent(priority, recipient.platform());
+        // runs on a Netty I/O thread (or here, if already answered): decide, queue, pass the origin's slot on; never block
+        answer.whenComplete((result, error) -> {
+            if (send.origin() != null) startWaiting(recipient.platform(), origins.get(recipient.platform()).answered(send.origin()));
+            metrics.answered(priority, recipient.platform(), System.nanoTime() - started);
+            if (error != null) {
+                // a broken provider contract: retried like a transient failure, never dropped
+                breakers.answered(send.circuit(), send.probe(), ProviderBreakers.Answer.NONE, null, null, clock.instant());
+                onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, send.expiresAt(), false, null);
+            } else {
+                ProviderBreakers.Answer kind = ProviderBreakers.classify(result);
+                Instant openUntil = breakers.answered(send.circuit(), send.probe(), kind,
+                        result instanceof DeliveryResult.Failed f ? f.reason().code() : null,
+                        result instanceof DeliveryResult.Failed f ? f.retryAfter() : null, clock.instant());
+                onAnswer(recipient, result, send.expiresAt(), kind, openUntil);
+            }
+        });
+    }
+
+    /**
+     * {@code next} (null: none) waited for a slot of its origin and has it now: hands it to a sender
+     * thread, never sending on the calling (I/O) thread. A waiting send of a notification cancelled
+     * meanwhile passes the slot on instead; one the stopping lane can no longer send is left to its lease.
+     */
+    private void startWaiting(Platform platform, Send next) {
+        while (next != null) {
+            Send waited = next;
+            try {
+                senders.execute(() -> {
+                    if (isCancelled(waited.recipient().notificationId())) {
+                        if (waited.probe()) unsentProbe(waited);
+                        finish(waited.recipient(), new DeliveryStore.Cancelled(waited.recipient()), "cancelled", DeliveryReasons.CANCELLED);
+                        startWaiting(platform, origins.get(platform).answered(waited.origin()));
+                    } else {
+                        start(waited);
+                    }
+                });
+                return;
+            } catch (RejectedExecutionException stopping) {
+                if (waited.probe()) unsentProbe(waited);
+                releaseBudget(List.of(waited.recipient()));
+                next = origins.get(platform).answered(waited.origin());
+            }
         }
     }
 
@@ -609,67 +690,37 @@ final class Lane {
         return from.plusMillis(java.util.concurrent.ThreadLocalRandom.current().nextLong(window + 1));
     }
 
+    /**
+     * Queues {@code outcome} for the recorder and frees the recipient's budget slot. Its window slot
+     * stays taken until the outcome is recorded ({@link #recorded}): when recording falls behind,
+     * sending slows down with it instead of running ahead of the lease (a recipient whose lease ran out
+     * unrecorded is claimed and sent again), and the recorder's queue never holds more than the
+     * lane's windows. Runs on Netty I/O threads: never blocks.
+     */
     private void finish(DeliveryStore.Claimed recipient, DeliveryStore.Outcome outcome, String kind, String reasonCode) {
         metrics.outcome(priority, recipient.platform(), kind, reasonCode);
-        results.add(outcome);
-        unrecorded.incrementAndGet();
+        recorder.add(outcome);
         budgets.get(recipient.platform()).release();
-        if (recorderIdle) {
-            Thread r = recorder;
-            if (r != null) LockSupport.unpark(r);
-        }
+        freed(recipient.platform());
+    }
+
+    /** Wakes the claimer if it waits for {@code platform}'s budget or window and enough is free now. */
+    private void freed(Platform platform) {
         int waiting = waitingForBudget.get();
-        if ((waiting & (1 << recipient.platform().ordinal())) != 0
-                && budgets.get(recipient.platform()).availablePermits() >= minClaim
+        if ((waiting & (1 << platform.ordinal())) != 0 && free(platform) >= minClaim
                 && waitingForBudget.compareAndSet(waiting, 0)) {
-            wake(); // once: the answers after this one find the flag cleared until the claimer waits again
+            wake(); // once: the frees after this one find the flag cleared until the claimer waits again
         }
     }
 
-
-    // ---- recording -----------------------------------------------------------------------------
-
-    private void recordLoop() {
-        List<DeliveryStore.Outcome> batch = new ArrayList<>(properties.chunkSize());
-        while (true) {
-            if (results.isEmpty()) {
-                if (!running && !anyInFlight()) return;
-                recorderIdle = true;
-                if (results.isEmpty()) LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
-                recorderIdle = false;
-                continue;
-            }
-            // a short linger gathers a chunk's answers into one transaction, but only while more answers
-            // are on their way: a lone transactional send is recorded at once, not 5 ms (or, on a busy
-            // machine, a scheduler tick or more) later
-            if (unrecorded.get() < properties.chunkSize() && running && anyInFlight()) LockSupport.parkNanos(LINGER.toNanos());
-            DeliveryStore.Outcome next;
-            while (batch.size() < properties.chunkSize() && (next = results.poll()) != null) batch.add(next);
-            unrecorded.addAndGet(-batch.size());
-            recordDurably(batch);
-            batch.clear();
+    /** The outcomes of {@code batch} are recorded (or given up at shutdown): their window slots are free again. Recorder thread. */
+    private void recorded(List<DeliveryStore.Outcome> batch) {
+        int[] n = new int[Platform.values().length];
+        for (DeliveryStore.Outcome o : batch) n[o.recipient().platform().ordinal()]++;
+        for (Platform p : Platform.values()) {
+            if (n[p.ordinal()] == 0) continue;
+            windows.get(p).release(n[p.ordinal()]);
+            freed(p);
         }
     }
-
-    /** Records {@code batch}, retrying while the database is unavailable: an answer is never dropped. */
-    private void recordDurably(List<DeliveryStore.Outcome> batch) {
-        long wait = 100;
-        while (true) {
-            try {
-                store.record(List.copyOf(batch), clock.instant());
-                return;
-            } catch (RuntimeException e) {
-                log.warn("Delivery lane {} could not record {} result(s), retrying: {}", priority.value(), batch.size(),
-                        e.toString());
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(wait));
-                wait = Math.min(wait * 2, 5_000);
-                if (!running && wait >= 5_000) {
-                    log.warn("Delivery lane {} gives up recording {} result(s) at shutdown; their recipients are sent"
-                            + " again when their lease runs out", priority.value(), batch.size());
-                    return;
-                }
-            }
-        }
-    }
-
 }

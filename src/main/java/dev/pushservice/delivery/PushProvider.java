@@ -33,21 +33,24 @@ public interface PushProvider extends AutoCloseable {
     ProviderPreview preview(PushMessage message);
 
     /**
-     * Beside the app and the platform, what keys the circuit breaker {@code message} goes through
-     * ({@link ProviderBreakers}): empty where one provider serves the whole platform (APNs, FCM); a Web
-     * Push service's origin, since each push service fails on its own. Cheap and never blocks.
-     */
-    default String circuitScope(PushMessage message) {
-        return "";
-    }
-
-    /**
      * Asks the provider whether it accepts {@code appId}'s credentials, without showing anything to a
      * person. Never completes exceptionally for an answer; never blocks on I/O (the future completes on
      * an I/O thread).
      */
     default CompletableFuture<CredentialCheck> checkCredentials(java.util.UUID appId) {
         return CompletableFuture.completedFuture(CredentialCheck.unavailable("this provider cannot be checked"));
+    }
+
+    /**
+     * The push service {@code message} goes to, when this platform's messages go to several services
+     * that answer each at its own pace (Web Push: the endpoint's origin); null when they all go to one.
+     * The lanes bound their requests open per origin, so one slow origin never takes a platform's
+     * whole in-flight budget, and each origin is a provider circuit of its own ({@link ProviderBreakers}):
+     * one push service down or limiting us holds back no other. Cheap and never blocking; null too for a token it cannot read (its
+     * {@link #send} rejects it).
+     */
+    default String origin(PushMessage message) {
+        return null;
     }
 
     @Override

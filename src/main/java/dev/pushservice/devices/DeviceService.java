@@ -196,7 +196,8 @@ public class DeviceService {
      * again after the provider gave up on it, so a late answer must not undo that registration (a new
      * token is a new device, so this concerns the same token registered again). Devices already
      * invalidated are left as they are. Every later fan-out and estimate leaves the invalidated ones out
-     * (both select only non-invalidated devices).
+     * (both select only non-invalidated devices). On the API pool; delivery invalidates through
+     * {@link DeviceInvalidation}, on its own pool.
      *
      * @param at when the invalidation is recorded (the devices' {@code invalidated_at})
      * @return the devices invalidated now
@@ -204,12 +205,7 @@ public class DeviceService {
     @Transactional
     public List<UUID> invalidate(UUID appId, Map<UUID, java.time.Instant> registeredBefore, String reason,
                                  java.time.Instant at) {
-        List<UUID> invalidated = devices.invalidate(appId, registeredBefore, reason, at);
-        for (UUID id : invalidated) {
-            lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, id,
-                    Map.of("device_id", id, "reason", reason), at);
-        }
-        return invalidated;
+        return DeviceInvalidation.invalidate(devices, lifecycle, appId, registeredBefore, reason, at);
     }
 
     @Transactional

@@ -79,6 +79,16 @@ public class LifecycleEventRepository {
         this.json = json;
     }
 
+    /**
+     * This repository over {@code other}, another pool of the same database (the delivery pool,
+     * {@link dev.pushservice.platform.db.DeliveryDatabase}), for code whose transactions run there.
+     * Its {@link #record} joins the transaction open on that pool; the caller must have one (the
+     * {@code @Transactional} check of this bean applies to the API pool's transactions only).
+     */
+    public LifecycleEventRepository on(JdbcClient other) {
+        return new LifecycleEventRepository(other, json);
+    }
+
     /** Records a fact in the caller's transaction (required). */
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(UUID appId, Kind kind, UUID subjectId, Map<String, ?> payload, Instant at) {

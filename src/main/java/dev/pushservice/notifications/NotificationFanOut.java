@@ -64,9 +64,12 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *       the page ({@code ON CONFLICT DO NOTHING} makes a replayed page harmless); each page checks
  *       the notification is still processing under its row lock, so a cancel stops the fan-out and
  *       no recipient is added after it. A page due at once goes straight to this instance's lane
- *       when it has room ({@link Handover}): the page is then sized to that room, waits up to
- *       {@link #HANDOVER_WAIT} for it, and lists those recipients in a leased handover instead of
- *       inserting them (recording inserts them with their outcome), handed to the lane after the commit; the fan-out thus keeps pace with delivery;</li>
+ *       when it has room ({@link Handover}): the page is then sized to the room of the platform with
+ *       the most of it, waits up to {@link #HANDOVER_WAIT} for it, and lists what each platform has
+ *       room for in a leased handover instead of inserting them (recording inserts them with their
+ *       outcome), handed to the lane after the commit; the rest are inserted {@code pending}. The
+ *       fan-out thus keeps pace with the fastest platform of the audience, and a slow one (a slow Web
+ *       Push service) gets its recipients through its own claims, at its own pace;</li>
  *   <li>the recipient count is set once, delivery is told, and a notification without recipients
  *       completes at once.</li>
  * </ol>
@@ -152,7 +155,8 @@ public class NotificationFanOut {
     /**
      * How long a page waits for room in this instance's lane ({@link Handover}) before it leaves its
      * recipients {@code pending} for any instance's claim. Waiting is the fan-out keeping pace with
-     * delivery, so it is long enough that only a stalled lane (a provider timing out) gives its work
+     * delivery (with its fastest platform: a page never waits for the room of a slower one), so it is
+     * long enough that only a stalled lane (every provider of the audience timing out) gives its work
      * to other instances: recipients a page leaves pending are claimed here too, at the cost of a
      * claim statement each. The fan-out of a tiny audience in its creation's transaction never waits.
      */

@@ -469,11 +469,20 @@ public class NotificationService implements NotificationReferences {
      */
     @Transactional
     public void finishIfDone(UUID appId, UUID id) {
+        finishIfDone(notifications, lifecycle, appId, id);
+    }
+
+    /**
+     * {@link #finishIfDone(UUID, UUID)} over {@code notifications} and {@code lifecycle} (repositories of
+     * either pool), in the caller's transaction on their pool: delivery's recorder finishes
+     * notifications on the delivery pool, so an API overload never stalls it.
+     */
+    void finishIfDone(NotificationRepository notifications, LifecycleEventRepository lifecycle, UUID appId, UUID id) {
         NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
         if (row != null && CANCELLED.equals(row.status()) && row.summary() == null) {
             // cancelled with recipients in flight: its counts are stored once they are final; status,
             // timestamps and lifecycle facts stay as the cancel left them
-            List<NotificationRepository.Count> counts = finalCounts(appId, id);
+            List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
             if (counts != null) {
                 notifications.storeSummary(appId, id, summary(counts));
                 log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
@@ -481,7 +490,7 @@ public class NotificationService implements NotificationReferences {
             return;
         }
         if (row == null || !PROCESSING.equals(row.status()) || row.recipientCount() == null) return;
-        List<NotificationRepository.Count> counts = finalCounts(appId, id);
+        List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
         if (counts == null) return;
         long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
         long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
@@ -522,7 +531,7 @@ public class NotificationService implements NotificationReferences {
     }
 
     /** The notification's counts when none of its recipients is pending or in flight any more, else null. */
-    private List<NotificationRepository.Count> finalCounts(UUID appId, UUID id) {
+    private static List<NotificationRepository.Count> finalCounts(NotificationRepository notifications, UUID appId, UUID id) {
         // a look through the work index first: counting every recipient of a large send while most are
         // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL ~1 µs per recipient
         if (notifications.hasWorkLeft(id)) return null;

@@ -8,7 +8,9 @@ import dev.pushservice.delivery.Handover;
 import dev.pushservice.platform.rules.InterruptionLevel;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.delivery.PushMessage;
-import dev.pushservice.devices.DeviceService;
+import dev.pushservice.devices.DeviceInvalidation;
+import dev.pushservice.lifecycle.LifecycleEventRepository;
+import dev.pushservice.platform.db.DeliveryDatabase;
 import dev.pushservice.platform.jobs.DeadLetterRepository;
 import dev.pushservice.platform.rules.Locales;
 import dev.pushservice.platform.rules.Platform;
@@ -36,6 +38,7 @@ import org.springframework.stereotype.Component;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -53,10 +56,12 @@ import tools.jackson.databind.node.ObjectNode;
  * insert for handed recipients that have no row yet: recording a batch again writes nothing twice. A
  * retry of a notification cancelled meanwhile becomes {@code cancelled}. After the commit, each step on
  * its own and never failing the recording: devices with dead tokens are invalidated through
- * {@link DeviceService#invalidate} (only if registered before the provider's invalidation time, or
+ * {@link DeviceInvalidation} (only if registered before the provider's invalidation time, or
  * before the attempt's claim; what fails is tried again), and a notification with nothing left to send
  * is finished through {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line;
- * what fails is left to {@link NotificationReconciler}).
+ * what fails is left to {@link NotificationReconciler}). Everything a lane's thread calls here (claim,
+ * blueprint, record, invalidation, finishing) runs on the delivery pool, so an overloaded API pool
+ * never stalls delivery.
  *
  * <p>Frequency caps are a separate step of the claim and record transactions
  * ({@link FrequencyCapping}): after the claim statement, recipients over their user's cap become
@@ -76,17 +81,23 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
 
     private final DeliveryRecipientRepository recipients;
     private final DeliveryEngine engine;
-    private final NotificationRepository notifications;
     private final NotificationService service;
-    private final DeviceService devices;
+    private final DeviceInvalidation devices;
     private final FrequencyCapping caps;
+    private final DeliveryDatabase db;
+    /** Notifications read and finished on the delivery pool: what a lane thread does never waits for the API pool. */
+    private final NotificationRepository notifications;
+    private final LifecycleEventRepository lifecycle;
 
-    RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, NotificationRepository notifications,
-                      NotificationService service, DeviceService devices, FrequencyCapping caps) {
+    RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, DeliveryDatabase db, JsonMapper json,
+                      LifecycleEventRepository lifecycle, NotificationService service, DeviceInvalidation devices,
+                      FrequencyCapping caps) {
         this.caps = caps;
         this.recipients = recipients;
         this.engine = engine;
-        this.notifications = notifications;
+        this.db = db;
+        this.notifications = new NotificationRepository(db.jdbc(), json);
+        this.lifecycle = lifecycle.on(db.jdbc());
         this.service = service;
         this.devices = devices;
     }
@@ -111,13 +122,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         // no query between a creation's commit and its 202.
         if (inOneTransaction) return;
         if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-            finishAll(Map.of(notificationId, appId));
+            finishAll(Map.of(notificationId, appId), false);
             return;
         }
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCommit() {
-                finishAll(Map.of(notificationId, appId));
+                finishAll(Map.of(notificationId, appId), false);
             }
         });
     }
@@ -157,7 +168,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         if (!admission.skipped().isEmpty()) {
             engine.skipped(lane, platform, FrequencyCapping.METRIC_REASON, admission.skippedRecipients());
             // skipped recipients are terminal now: their notification may have nothing left to send
-            finishAll(admission.skipped());
+            finishAll(admission.skipped(), true);
             // the lane claims again at once only when a chunk comes back full: make it look again
             if (claimed.size() == limit) engine.signal(lane);
         }
@@ -406,7 +417,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         // after the commit, each step on its own: a failure here never fails the recording (which the lane would
         // then record again); the invalidations are tried again later, the finishing falls to the reconciler
         invalidate(recorded.invalid(), now);
-        finishAll(touched);
+        finishAll(touched, true);
     }
 
     /** A device whose token its provider declared dead, {@code since} then. */
@@ -503,7 +514,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                 ended.size());
         Map<UUID, UUID> touched = new LinkedHashMap<>();
         ended.forEach(r -> touched.put(r.notificationId(), r.appId()));
-        finishAll(touched); // their notifications' final counts, once the last stranded recipient is ended
+        finishAll(touched, false); // their notifications' final counts, once the last stranded recipient is ended
         return ended.size();
     }
 
@@ -514,11 +525,12 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     }
 
     /**
-     * Finishes the notifications among {@code touched} that have nothing left to send. Never throws (it
-     * runs after commits that must not be undone or repeated): a notification it could not finish is
-     * finished by the reconciler ({@link NotificationReconciler}).
+     * Finishes the notifications among {@code touched} that have nothing left to send, each in its
+     * own transaction: on the delivery pool for a lane's thread ({@code lane}), else on the API pool.
+     * Never throws (it runs after commits that must not be undone or repeated): a notification it could
+     * not finish is finished by the reconciler ({@link NotificationReconciler}).
      */
-    private void finishAll(Map<UUID, UUID> touched) {
+    private void finishAll(Map<UUID, UUID> touched, boolean lane) {
         List<UUID> done;
         try {
             done = recipients.nothingLeft(touched.keySet());
@@ -529,8 +541,13 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         }
         // finishIfDone locks the notification: if the fan-out is still setting the count it waits for it
         for (UUID id : done) {
+            UUID app = touched.get(id);
             try {
-                service.finishIfDone(touched.get(id), id);
+                if (lane) {
+                    db.transactions().executeWithoutResult(status -> service.finishIfDone(notifications, lifecycle, app, id));
+                } else {
+                    service.finishIfDone(app, id);
+                }
             } catch (RuntimeException e) {
                 log.warn("Notification {} could not be finished, left to the reconciler: {}", id, e.toString());
             }

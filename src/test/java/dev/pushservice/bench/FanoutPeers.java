@@ -15,6 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 import tools.jackson.databind.json.JsonMapper;
@@ -36,7 +38,8 @@ import tools.jackson.databind.node.ObjectNode;
  * (every connection cut, new ones refused, as a peer killed with -9), and {@code apns-tokens.txt}
  * holds {@code DISTINCT_TOKENS TOTAL_PUSHES} accepted by APNs so far.
  *
- * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay]}.
+ * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay] [WEB_ANSWERS_PER_SECOND]}; the number makes the
+ * Web Push receiver a slow push service that answers at most that many pushes a second.
  */
 public final class FanoutPeers {
 
@@ -63,7 +66,9 @@ public final class FanoutPeers {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         int subscriptions = args.length > 1 ? Integer.parseInt(args[1]) : 0;
-        boolean relay = args.length > 2 && args[2].equals("relay");
+        List<String> options = Arrays.asList(args).subList(Math.min(2, args.length), args.length);
+        boolean relay = options.contains("relay");
+        Integer webRate = options.stream().filter(o -> !o.equals("relay")).map(Integer::valueOf).findFirst().orElse(null);
         java.util.concurrent.ConcurrentHashMap<String, Boolean> tokens = new java.util.concurrent.ConcurrentHashMap<>();
         Files.createDirectories(dir);
         JsonMapper json = JsonMapper.builder().build();
@@ -86,6 +91,7 @@ public final class FanoutPeers {
         LocalServiceAccount account = LocalServiceAccount.registeredWith(fcm, "fanout-bench");
         LocalWebPushReceiver web = LocalWebPushReceiver.start();
         web.benchMode(true);
+        if (webRate != null) web.answerRate(webRate);
         try (BufferedWriter out = Files.newBufferedWriter(dir.resolve("web-subscriptions.txt"))) {
             for (int i = 0; i < subscriptions; i++) {
                 out.write(web.subscribe().json());

@@ -11,6 +11,7 @@ import dev.pushservice.delivery.http.PushHttpClient;
 import dev.pushservice.delivery.http.RetryAfter;
 import dev.pushservice.platform.net.TargetAddresses;
 import dev.pushservice.platform.rules.Platform;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,6 +31,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -108,16 +110,6 @@ public final class WebPushProvider implements PushProvider {
     @Override
     public Platform platform() {
         return Platform.WEB;
-    }
-
-    /** Each push service (by origin) is a circuit of its own: one down or limiting us holds back no other. */
-    @Override
-    public String circuitScope(PushMessage message) {
-        try {
-            return WebPushSubscription.parse(message.token(), properties.allowInsecureEndpoints()).origin();
-        } catch (RuntimeException e) {
-            return ""; // refused before any request: the circuit does not matter
-        }
     }
 
     /**
@@ -266,6 +258,18 @@ public final class WebPushProvider implements PushProvider {
             return CompletableFuture.failedFuture(e);
         }
         return result;
+    }
+
+    /** The endpoint's origin (scheme, host, port): the push service the lanes bound their requests to. */
+    @Override
+    public String origin(PushMessage message) {
+        try {
+            JsonNode endpoint = JSON.readTree(message.token()).get("endpoint");
+            if (endpoint == null || !endpoint.isString()) return null;
+            return WebPushSubscription.origin(URI.create(endpoint.stringValue()));
+        } catch (RuntimeException unreadable) {
+            return null;
+        }
     }
 
     /** Requests currently awaiting a push service's answer. */

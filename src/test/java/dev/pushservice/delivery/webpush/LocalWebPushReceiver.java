@@ -143,6 +143,10 @@ public final class LocalWebPushReceiver implements AutoCloseable {
     private final Map<String, java.time.Duration> delays = new ConcurrentHashMap<>();
     private final AtomicReference<Answer> answerAll = new AtomicReference<>();
     private final AtomicReference<CompletableFuture<Void>> held = new AtomicReference<>();
+    /** Nanoseconds between two answers ({@link #answerRate}); 0: no pacing. */
+    private volatile long answerInterval;
+    /** When the last paced answer goes out ({@link System#nanoTime()}). */
+    private final AtomicLong nextAnswer = new AtomicLong(Long.MIN_VALUE / 2);
     private final Map<String, Instant> verifiedTokens = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Received> received = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
@@ -244,6 +248,14 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         else delays.put(subscriptionId, by);
     }
 
+    /**
+     * Answer at most {@code perSecond} pushes a second, one after another, whatever the concurrency
+     * (a push service that handles a few hundred pushes a second); 0: as fast as they come.
+     */
+    public void answerRate(int perSecond) {
+        answerInterval = perSecond <= 0 ? 0 : 1_000_000_000L / perSecond;
+    }
+
     /** Hold every request (counted, unanswered) until {@link #release()}: a slow push service. */
     public void hold() {
         held.compareAndSet(null, new CompletableFuture<>());
@@ -309,6 +321,7 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         byProtocol.clear();
         answers.clear();
         delays.clear();
+        answerInterval = 0;
         answerAll.set(null);
         release();
     }
@@ -341,6 +354,13 @@ public final class LocalWebPushReceiver implements AutoCloseable {
         java.time.Duration delay = request.path().startsWith("/push/")
                 ? delays.get(request.path().substring("/push/".length())) : null;
         if (delay != null) answer = Mono.delay(delay).then(answer);
+        long interval = answerInterval;
+        if (interval > 0) {
+            // the next free answer slot: answers go out one interval apart
+            long now = System.nanoTime();
+            long slot = nextAnswer.accumulateAndGet(now, (last, n) -> Math.max(last + interval, n));
+            if (slot > now) answer = Mono.delay(java.time.Duration.ofNanos(slot - now)).then(answer);
+        }
         CompletableFuture<Void> gate = held.get();
         // suppressCancel: a client giving up on one held request must not release the others
         return gate == null ? answer : Mono.fromFuture(gate, true).then(answer);

@@ -32,14 +32,13 @@ public class DeviceInvalidation {
         return db.transactions().execute(status -> invalidate(devices, lifecycle, appId, registeredBefore, reason, at));
     }
 
-    /** Invalidates the devices and records a {@code device.invalidated} fact for each, in the caller's transaction. */
+    /** Invalidates the devices and records a {@code device.invalidated} fact for each (one statement), in the caller's transaction. */
     static List<UUID> invalidate(DeviceRepository devices, LifecycleEventRepository lifecycle, UUID appId,
                                  Map<UUID, Instant> registeredBefore, String reason, Instant at) {
         List<UUID> invalidated = devices.invalidate(appId, registeredBefore, reason, at);
-        for (UUID id : invalidated) {
-            lifecycle.record(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, id,
-                    Map.of("device_id", id, "reason", reason), at);
-        }
+        // one statement for the facts of the whole batch, never one per device
+        lifecycle.recordEach(appId, LifecycleEventRepository.Kind.DEVICE_INVALIDATED, invalidated,
+                invalidated.stream().map(id -> Map.of("device_id", id, "reason", reason)).toList(), at);
         return invalidated;
     }
 }

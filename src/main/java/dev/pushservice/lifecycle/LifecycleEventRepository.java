@@ -123,6 +123,27 @@ public class LifecycleEventRepository {
                 .update();
     }
 
+    /**
+     * Records one {@code kind} fact per subject of one app in the caller's transaction (required), with
+     * one statement whatever the number of subjects: {@code payloads} in the order of {@code subjectIds}.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void recordEach(UUID appId, Kind kind, List<UUID> subjectIds, List<? extends Map<String, ?>> payloads, Instant at) {
+        if (subjectIds.size() != payloads.size()) throw new IllegalArgumentException("one payload per subject");
+        if (subjectIds.isEmpty()) return;
+        UUID[] subjects = subjectIds.toArray(UUID[]::new);
+        String[] texts = new String[payloads.size()];
+        for (int i = 0; i < texts.length; i++) texts[i] = json.writeValueAsString(payloads.get(i));
+        jdbc.sql("""
+                        insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+                        select :app, :kind, f.subject, cast(f.payload as jsonb), :at
+                        from unnest(cast(:subjects as uuid[]), cast(:payloads as text[])) with ordinality as f(subject, payload, n)
+                        order by f.n""")
+                .param("app", appId).param("kind", kind.wire()).param("subjects", subjects).param("payloads", texts)
+                .param("at", java.time.OffsetDateTime.ofInstant(at, java.time.ZoneOffset.UTC))
+                .update();
+    }
+
     /** A fact about one subject of an app, to record with others of a batch ({@link #recordSubscribed}). */
     public record SubjectFact(UUID appId, Kind kind, UUID subjectId, Map<String, ?> payload) {
     }

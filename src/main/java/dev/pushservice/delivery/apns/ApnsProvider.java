@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  * a bulk send on shared connections, see bench/README.md).
  *
  * <p>Back-pressure: each client allows {@link ApnsProperties#maxInFlight()} outstanding requests;
- * {@link #send} blocks the calling thread (a virtual thread in the delivery core) until a slot is
- * free. A request unanswered after {@link ApnsProperties#requestTimeout()} completes as a transient
+ * {@link #send} blocks the calling thread (a delivery lane's sender thread, a platform thread) until a
+ * slot is free; the lanes' own in-flight budgets are meant to stay below it, so it rarely waits. A request unanswered after {@link ApnsProperties#requestTimeout()} completes as a transient
  * failure and frees its slot.
  *
  * <p>Results (nothing is retried here; the delivery core retries {@link DeliveryResult.Failed}),
@@ -69,7 +69,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code credentials_missing}: the app has none; {@code credentials_invalid}: credentials Pushy
  *       cannot use, {@code InvalidProviderToken}, {@code BadCertificate}, {@code BadTopic},
  *       {@code TopicDisallowed}, any 403, …; {@code provider_rejected}: any other 4xx;</li>
- *   <li>transient: {@code rate_limited} (429, {@code TooManyProviderTokenUpdates}),
+ *   <li>transient: {@code device_rate_limited} ({@code TooManyRequests} and any other 429: too many
+ *       pushes to one token), {@code rate_limited} ({@code TooManyProviderTokenUpdates}),
  *       {@code access_token_unavailable} ({@code ExpiredProviderToken}: Pushy makes a new token for the
  *       next attempt), {@code provider_unavailable} (5xx, {@code IdleTimeout}, {@code Shutdown}),
  *       {@code connection_failed}, {@code timeout}.</li>

@@ -49,6 +49,16 @@ public enum ReasonCode {
      */
     CREDENTIALS_INVALID(true, false),
     /**
+     * The token was made for other credentials than the app's: an FCM token of another Firebase
+     * project ({@code SENDER_ID_MISMATCH}), a Web Push subscription made with another VAPID key (401 or
+     * 403). About this one token, not the app's credentials: the recipient fails, the device is kept (new
+     * credentials may reach it again), and the app's other recipients go on. Never
+     * {@link #CREDENTIALS_INVALID}, which stops the whole platform of the app: a token or a subscription
+     * is chosen by whoever registers it with the public key, so one made for another project or key
+     * must not be able to stop every send of the app.
+     */
+    SENDER_MISMATCH(true, false),
+    /**
      * A Web Push endpoint this service refuses by its own settings ({@code http} without
      * {@code PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS}). The device is kept: the policy may change.
      */

@@ -280,6 +280,64 @@ class ProviderOutageTests extends ApiTest {
     }
 
     /**
+     * FCM refuses the app's service account (401 UNAUTHENTICATED, as for a deleted key): the rest of a
+     * 40-device send ends credentials_invalid after no more requests than the in-flight window, and the
+     * settings read says so.
+     */
+    @Test
+    void aRefusedFcmServiceAccountEndsTheRestOfTheSendAtOnce() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        for (int i = 0; i < 40; i++) {
+            String token = "fcm-" + UUID.randomUUID();
+            FCM.replyFor(token, LocalFcmServer.Reply.error(401, "UNAUTHENTICATED", null,
+                    "Request had invalid authentication credentials."));
+            register(app, "android", token);
+        }
+        long before = FCM.sendsAnswered();
+        String id = send(app, "{\"title\":\"Revoked\",\"body\":\"service account\",\"target\":{\"type\":\"all\"}}");
+        finished(app, id);
+
+        assertThat(api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data"))
+                .hasSize(40).allSatisfy(r -> {
+                    assertThat(r.path("status").asString()).isEqualTo("failed");
+                    assertThat(r.path("last_error").asString()).isEqualTo("credentials_invalid");
+                });
+        assertThat(FCM.sendsAnswered() - before).as("requests FCM answered for the 40 recipients (in-flight window: 4)")
+                .isLessThanOrEqualTo(8);
+        await().atMost(WAIT).until(() -> !api.get("/v1/app/settings", app.serverKey()).json().path("fcm").path("invalid").isMissingNode());
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("fcm").path("invalid").path("reason").asString())
+                .contains("UNAUTHENTICATED");
+    }
+
+    /**
+     * One registered token belongs to another Firebase project (SENDER_ID_MISMATCH): that recipient
+     * fails sender_mismatch, but the app's credentials are not marked refused and its other devices
+     * keep receiving, in this send and the next. A token is chosen by whoever registers it with the
+     * public key: it must not be able to stop the app's sends.
+     */
+    @Test
+    void aTokenOfAnotherFirebaseProjectStopsNoOtherRecipient() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        String foreign = "fcm-foreign-" + UUID.randomUUID();
+        FCM.replyFor(foreign, LocalFcmServer.Reply.error(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch"));
+        register(app, "android", foreign);
+        for (int i = 0; i < 20; i++) register(app, "android", "fcm-" + UUID.randomUUID());
+
+        for (String title : List.of("First", "Second")) {
+            String id = send(app, "{\"title\":\"" + title + "\",\"body\":\"to all\",\"target\":{\"type\":\"all\"}}");
+            finished(app, id);
+            JsonNode rows = api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data");
+            assertThat(rows).hasSize(21);
+            assertThat(rows).filteredOn(r -> r.path("status").asString().equals("accepted")).hasSize(20);
+            assertThat(rows).filteredOn(r -> r.path("status").asString().equals("failed"))
+                    .singleElement().satisfies(r -> assertThat(r.path("last_error").asString()).isEqualTo("sender_mismatch"));
+        }
+        assertThat(api.get("/v1/app/settings", app.serverKey()).json().path("fcm").has("invalid")).isFalse();
+    }
+
+    /**
      * The credentials check asks each provider without showing anything to a person: ok for good
      * credentials; APNs refusing the key and an FCM service account its token endpoint does not know are
      * invalid with the provider's reason; an app without credentials is not_configured.

@@ -19,9 +19,11 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>{@code UNREGISTERED}: {@code token_unregistered}.</li>
  * <li>{@code INVALID_ARGUMENT} naming the token (a {@code message.token} field violation, or a message about
  *     the registration token): {@code token_invalid}; any other {@code INVALID_ARGUMENT}: {@code payload_invalid}.</li>
- * <li>{@code SENDER_ID_MISMATCH}: {@code credentials_invalid}, the token <em>not</em> invalidated: it almost
- *     always means the app's service account belongs to another Firebase project than its devices, and
- *     invalidating would wipe the whole Android audience over a configuration mistake that the app can fix.</li>
+ * <li>{@code SENDER_ID_MISMATCH}: {@code sender_mismatch}, the token <em>not</em> invalidated (when the
+ *     app's service account is of another Firebase project than all its devices, invalidating would wipe
+ *     the whole Android audience over a mistake the app can fix), and the app's other recipients go on:
+ *     a token is chosen by whoever registers it with the public key, so one of another project must not
+ *     stop every Android send of the app as {@code credentials_invalid} does.</li>
  * <li>{@code THIRD_PARTY_AUTH_ERROR}, {@code UNAUTHENTICATED} (401), {@code PERMISSION_DENIED} (403),
  *     {@code NOT_FOUND} without {@code UNREGISTERED} (wrong project): {@code credentials_invalid}; other 4xx:
  *     {@code provider_rejected}.</li>
@@ -68,8 +70,8 @@ final class FcmErrors {
                     ? ReasonCode.TOKEN_INVALID : ReasonCode.PAYLOAD_INVALID;
             case "QUOTA_EXCEEDED" -> ReasonCode.RATE_LIMITED;
             case "UNAVAILABLE", "INTERNAL" -> ReasonCode.PROVIDER_UNAVAILABLE;
-            case "SENDER_ID_MISMATCH", "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", "PERMISSION_DENIED",
-                 "NOT_FOUND" -> ReasonCode.CREDENTIALS_INVALID;
+            case "SENDER_ID_MISMATCH" -> ReasonCode.SENDER_MISMATCH;
+            case "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND" -> ReasonCode.CREDENTIALS_INVALID;
             default -> status == 429 ? ReasonCode.RATE_LIMITED
                     : status >= 500 ? ReasonCode.PROVIDER_UNAVAILABLE
                     : ReasonCode.PROVIDER_REJECTED;

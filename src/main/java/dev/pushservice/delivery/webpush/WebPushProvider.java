@@ -50,8 +50,9 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Results, with the push service's status (and its short explanation) as the detail: 200/201/202
  * accepted ({@code Location} as the provider id); 404 and 410 {@code token_unregistered} (the
  * subscription expired or was unsubscribed); 413 {@code payload_too_large}; 401 and 403
- * {@code credentials_invalid} (a 403 "VAPID key mismatch" usually means the app's keys were replaced,
- * and invalidating would wipe every browser of the app); 400 and other 4xx {@code provider_rejected};
+ * {@code sender_mismatch} (a 403 "VAPID key mismatch": the subscription was made with another key,
+ * e.g. before the app's keys were replaced; invalidating would wipe every browser of the app, and as
+ * the endpoint is chosen by whoever registers it, the answer stops no other recipient); 400 and other 4xx {@code provider_rejected};
  * 429 {@code rate_limited}; 408, 425, 5xx {@code provider_unavailable}; no answer in time
  * {@code timeout}; transport errors {@code connection_failed}; the transient ones with
  * {@code Retry-After} honoured. Before anything is sent: an unparseable subscription is
@@ -342,7 +343,7 @@ public final class WebPushProvider implements PushProvider {
         ReasonCode reason = switch (status) {
             case 404, 410 -> ReasonCode.TOKEN_UNREGISTERED;
             case 413 -> ReasonCode.PAYLOAD_TOO_LARGE;
-            case 401, 403 -> ReasonCode.CREDENTIALS_INVALID;
+            case 401, 403 -> ReasonCode.SENDER_MISMATCH;
             case 429 -> ReasonCode.RATE_LIMITED;
             case 408, 425 -> ReasonCode.PROVIDER_UNAVAILABLE;
             // another 4xx, or a success code RFC 8030 does not use (retrying it could deliver twice)

@@ -296,7 +296,7 @@ class FcmProviderTests {
 
         assertThat(result).isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
             assertThat(r.tokenInvalid()).isFalse();
-            assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_INVALID);
+            assertThat(r.reason()).isEqualTo(ReasonCode.SENDER_MISMATCH);
             assertThat(r.detail()).startsWith("SENDER_ID_MISMATCH");
         });
     }

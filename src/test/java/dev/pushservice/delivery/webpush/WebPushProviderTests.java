@@ -269,7 +269,7 @@ class WebPushProviderTests {
         assertThat(send(message(subscriber, InterruptionLevel.ACTIVE, Priority.NORMAL, null, null)))
                 .isInstanceOfSatisfying(DeliveryResult.Rejected.class, r -> {
                     assertThat(r.tokenInvalid()).isFalse();
-                    assertThat(r.reason()).isEqualTo(ReasonCode.CREDENTIALS_INVALID);
+                    assertThat(r.reason()).isEqualTo(ReasonCode.SENDER_MISMATCH);
                     assertThat(r.detail()).contains("403").contains("VAPID credentials mismatch")
                             .doesNotContain(subscriber.id());
                 });

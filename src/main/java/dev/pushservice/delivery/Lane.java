@@ -369,8 +369,7 @@ final class Lane {
                     if (until != 0 && System.nanoTime() - until < 0) continue;
                     long full = originFullUntil.get(platform.ordinal());
                     if (full != 0 && System.nanoTime() - full < 0) continue;
-                    List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
-                            properties.lease());
+                    List<DeliveryStore.Claimed> batch = claim(platform, want);
                     if (batch.isEmpty()) {
                         emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
                         continue;
@@ -399,6 +398,34 @@ final class Lane {
             if (!wakeUp && !budgetFreed(blocked)) LockSupport.parkNanos(properties.pollInterval().toNanos());
             waitingForBudget.set(0);
         }
+    }
+
+    /**
+     * Claims up to {@code want} of {@code platform}'s due recipients, none of an app whose circuit on it
+     * is open ({@link ProviderBreakers#paused}): they stay {@code pending}, their rows untouched, rather
+     * than being claimed and deferred every probe interval. For each such app whose probe is due, one
+     * recipient is claimed, which its sender then sends as the probe. A platform whose provider has
+     * several origins (Web Push) is claimed whole: its circuits are per origin, which the claim cannot
+     * see; its recipients of an open origin are deferred by the senders.
+     */
+    private List<DeliveryStore.Claimed> claim(Platform platform, int want) {
+        Instant now = clock.instant();
+        PushProvider provider = providers.get(platform);
+        ProviderBreakers.Paused paused = provider == null || provider.hasOrigins()
+                ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now);
+        if (paused.waiting().isEmpty() && paused.probeDue().isEmpty()) {
+            return store.claim(priority, platform, want, now, properties.lease());
+        }
+        List<DeliveryStore.Claimed> batch = new ArrayList<>();
+        for (UUID app : paused.probeDue()) {
+            if (batch.size() >= want) break;
+            batch.addAll(store.claim(priority, platform, 1, now, properties.lease(), DeliveryStore.Apps.only(app)));
+        }
+        if (batch.size() < want) {
+            batch.addAll(store.claim(priority, platform, want - batch.size(), now, properties.lease(),
+                    DeliveryStore.Apps.except(paused.all())));
+        }
+        return batch;
     }
 
     private boolean budgetFreed(int platforms) {

@@ -61,6 +61,16 @@ class DeliveryRecipientRepository {
      * in {@link Claimed#unsendable()}, so the engine counts it and its notification can finish.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd) {
+        return claim(lane, platform, limit, now, leaseEnd, DeliveryStore.Apps.ALL);
+    }
+
+    /**
+     * As {@link #claim(Priority, Platform, int, Instant, Instant)}, of the notifications of {@code apps}
+     * only (apps whose provider circuit is open are left out: their recipients are not touched). The
+     * filter is on the few processing notifications the claim walks, before any recipient row is read,
+     * so the claim keeps its plan through the work index.
+     */
+    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd, DeliveryStore.Apps apps) {
         // Oldest first, per notification (oldest notification first) through the work index: the
         // ORDER BY keeps every plan on it. Without it the planner took a sequential scan with a LIMIT
         // (it assumes due rows are spread evenly; they are behind every row claimed so far), which in
@@ -73,7 +83,9 @@ class DeliveryRecipientRepository {
                                         when not d.enabled then :disabled
                                         when d.invalidated_at is not null then :invalidated end as unsendable
                             from (select n.id from notifications n
-                                  where n.status = 'processing' and n.priority = :lane order by n.created_at, n.id) n
+                                  where n.status = 'processing' and n.priority = :lane
+                                    and n.app_id <> all(:except) and (cast(:only as uuid) is null or n.app_id = :only)
+                                  order by n.created_at, n.id) n
                             cross join lateral (
                                 select r.ctid as row_id, r.notification_id, r.device_id
                                 from notification_recipients r
@@ -98,6 +110,7 @@ class DeliveryRecipientRepository {
                         join due on due.notification_id = c.notification_id and due.device_id = c.device_id""")
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("limit", limit)
+                .param("except", apps.except().toArray(UUID[]::new)).param("only", apps.only())
                 .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
                 .query((rs, n) -> claimed(rs, platform, null, now)).list();
     }

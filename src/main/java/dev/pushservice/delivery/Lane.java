@@ -42,7 +42,14 @@ import org.slf4j.LoggerFactory;
  *       than that platform's free budget, and hands them to the senders; recipients a fan-out page
  *       handed over ({@link HandOverQueue}) go first. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
- *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
+ *       the poll interval (retries coming due, work from other instances, leases of a dead instance).
+ *       It claims no recipient of an app whose circuit on a platform without origins (APNs, FCM) is
+ *       open ({@link ProviderBreakers#paused}), but one when that circuit's probe is due: while a
+ *       provider is down its recipients wait {@code pending}, untouched, and no lease is taken for them.
+ *       Recipients handed over by a fan-out page while the circuit is open are not claimed: the senders
+ *       defer them (their one write, which inserts their row) and the claim leaves them alone after that.
+ *       Web Push circuits are per origin, which the claim cannot see: their recipients are claimed and
+ *       deferred by the senders, once per probe interval of their origin.</li>
  *   <li>Senders render each message and hand it to its provider, at most half the platform's budget
  *       to one push-service origin at a time ({@link OriginGates}: a slow Web Push service cannot take
  *       the budget of the others). Unless its notification was

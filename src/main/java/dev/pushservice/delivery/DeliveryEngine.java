@@ -72,6 +72,10 @@ public class DeliveryEngine implements SmartLifecycle {
     DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, ObjectProvider<PushProviders> providers,
                    PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry, ProviderBreakers breakers) {
         this.breakers = breakers;
+        // the lanes claim none of an open circuit's recipients: when it closes they are claimed at once, not at the next poll
+        breakers.onClosed(() -> {
+            for (Priority p : Priority.values()) signal(p);
+        });
         this.properties = properties;
         this.stores = stores;
         this.providers = providers;

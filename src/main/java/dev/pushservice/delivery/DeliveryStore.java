@@ -39,7 +39,41 @@ public interface DeliveryStore {
      * invalidated since the fan-out is made {@code failed} by the same statement and returned with
      * {@link Claimed#unsendable()} set.
      */
-    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease);
+    default List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+        return claim(lane, platform, limit, now, lease, Apps.ALL);
+    }
+
+    /**
+     * As {@link #claim(Priority, Platform, int, Instant, Duration)}, of the recipients of {@code apps}
+     * only: a lane leaves out the apps whose provider circuit is open ({@link ProviderBreakers#paused}),
+     * whose recipients then stay {@code pending} and untouched, and claims one recipient of such an app
+     * when its probe is due.
+     */
+    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease, Apps apps);
+
+    /**
+     * Which apps' recipients a claim may take: all but {@code except}, and when {@code only} is not null,
+     * that app's alone.
+     */
+    record Apps(Set<UUID> except, UUID only) {
+        public static final Apps ALL = new Apps(Set.of(), null);
+
+        public Apps {
+            except = Set.copyOf(except);
+        }
+
+        public static Apps except(Set<UUID> apps) {
+            return apps.isEmpty() ? ALL : new Apps(apps, null);
+        }
+
+        public static Apps only(UUID app) {
+            return new Apps(Set.of(), app);
+        }
+
+        public boolean includes(UUID app) {
+            return (only == null || only.equals(app)) && !except.contains(app);
+        }
+    }
 
     /** What every recipient of a notification is sent, or empty when the notification is gone. */
     Optional<Blueprint> blueprint(UUID appId, UUID notificationId);

@@ -6,7 +6,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -38,11 +37,12 @@ import org.slf4j.LoggerFactory;
  * has a connection for each of this lane's two database threads).
  *
  * <ul>
- *   <li>The claimer takes due recipients from the {@link DeliveryStore}, per platform and never more
- *       than that platform's free budget, and hands them to the senders; recipients a fan-out page
- *       handed over ({@link HandOverQueue}) go first. It sleeps until
+ *   <li>The claimer ({@link Claimer}, one thread) takes due recipients from the {@link DeliveryStore},
+ *       per platform and never more than that platform's free budget and window, and hands them to the
+ *       senders; recipients a fan-out page handed over ({@link HandOverQueue}) go first. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
- *       the poll interval (retries coming due, work from other instances, leases of a dead instance).</li>
+ *       the poll interval. It leaves out the apps whose APNs or FCM circuit is open
+ *       ({@link ProviderBreakers#paused}) but for their probes.</li>
  *   <li>Senders render each message and hand it to its provider, at most half the platform's budget
  *       to one push-service origin at a time ({@link OriginGates}: a slow Web Push service cannot take
  *       the budget of the others). Unless its notification was
@@ -65,7 +65,6 @@ final class Lane {
 
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     private static final int SLICE = 50;
-    private static final Duration STATS_EVERY = Duration.ofSeconds(5);
 
     private final Priority priority;
     private final DeliveryStore store;
@@ -99,26 +98,10 @@ final class Lane {
     private final int minClaim;
     /** Notifications with recipients handed to the senders and not yet to a provider: slices of each. */
     private final ConcurrentHashMap<UUID, Integer> waiting = new ConcurrentHashMap<>();
-    /** Of those, the ones another instance cancelled (this instance's own cancels are in {@link #cancelled}). */
-    private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
-    private final DeliveryMetrics.LaneStats stats = new DeliveryMetrics.LaneStats();
-    /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
-    private final long[] emptyUntil = new long[Platform.values().length];
+    private final Claimer claimer;
     private volatile ExecutorService senders;
-    private volatile Thread claimer;
     private volatile boolean running;
-    /**
-     * Set by whoever wants the claimer to look again (work committed, budget freed) before it unparks
-     * the claimer; cleared by the claimer as it starts a pass. The claimer never parks while it is
-     * set, so a wake-up is never lost to the park permit being consumed by some other wait on the
-     * claimer's thread (a pooled connection, a lock inside the driver or the executor).
-     */
-    private volatile boolean wakeUp;
-    /** Platforms (bits by ordinal) whose budget the claimer waits for; the first answer that frees enough clears it. */
-    private final AtomicInteger waitingForBudget = new AtomicInteger();
     private volatile boolean paused;
-    /** Set by {@link #signal()}: work was committed, so platforms found empty are looked at again. */
-    private volatile boolean workAdded;
 
     Lane(Priority priority, DeliveryStore store, Map<Platform, PushProvider> providers,
          Function<DeliveryStore.Claimed, Optional<Blueprint>> blueprints, Predicate<UUID> cancelled, DeliveryProperties properties,
@@ -149,8 +132,8 @@ final class Lane {
             origins.put(platform, OriginGates.forBudget(capacity));
             metrics.inFlight(priority, platform, budget, capacity);
         }
-        metrics.queue(priority, stats);
         this.handed = new HandOverQueue(2 * capacity, priority, metrics);
+        this.claimer = new Claimer(this, priority, store, providers, breakers, handed, properties, clock, metrics, minClaim);
         this.recorder = new Recorder(priority, store, clock, properties.chunkSize(), () -> running, this::anyInFlight,
                 this::anyUnrecorded, this::recorded);
     }
@@ -169,24 +152,23 @@ final class Lane {
                     return t;
                 });
         running = true;
-        // the field is set before the thread runs: an answer that wakes the claimer before start()
-        // returns must find the thread to unpark
-        Thread c = Thread.ofPlatform().daemon().name("delivery-" + priority.value() + "-claimer").unstarted(this::claimLoop);
-        claimer = c;
         recorder.start();
-        c.start();
+        claimer.start();
     }
 
     /** Work was committed for this lane: look now instead of at the next poll. Cheap, never blocks. */
     void signal() {
-        workAdded = true;
-        wake();
+        claimer.signal();
     }
 
-    private void wake() {
-        wakeUp = true;
-        Thread t = claimer;
-        if (t != null) LockSupport.unpark(t);
+    /** Whether the lane runs (started and not stopping): the claimer's loop ends when it does not. */
+    boolean isRunning() {
+        return running;
+    }
+
+    /** Whether claiming is paused ({@link #paused(boolean)}); handed recipients are still sent. */
+    boolean isPaused() {
+        return paused;
     }
 
     /** Stops or resumes claiming; what was claimed already is still sent and recorded. */
@@ -231,23 +213,7 @@ final class Lane {
         int[] n = handed.add(recipients);
         for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
         // not signal(): nothing was added to the store, so platforms found empty need no claim again
-        wake();
-    }
-
-    /**
-     * Moves up to the free in-flight budget of {@code platform}'s handed recipients to the senders.
-     * Claimer thread only. Returns false when the budget is too small to be worth it now (the claimer
-     * then waits for budget), true otherwise.
-     */
-    private boolean sendHanded(Platform platform) {
-        int waitingToSend = handed.waiting(platform);
-        int n = Math.min(free(platform), waitingToSend);
-        if (n < Math.min(minClaim, waitingToSend)) return false;
-        if (!acquire(platform, n)) return false; // only this thread acquires: cannot happen
-        List<DeliveryStore.Claimed> batch = handed.take(platform, n);
-        if (batch.size() < n) releaseSlots(platform, n - batch.size());
-        if (!batch.isEmpty()) dispatch(batch);
-        return true;
+        claimer.wake();
     }
 
     /** Messages of this lane handed to {@code platform}'s sender or provider and not answered yet. */
@@ -261,12 +227,12 @@ final class Lane {
     }
 
     /** How many of {@code platform}'s recipients may go to the senders now: what both the budget and the window have free. */
-    private int free(Platform platform) {
+    int free(Platform platform) {
         return Math.min(budgets.get(platform).availablePermits(), windows.get(platform).availablePermits());
     }
 
     /** Takes {@code n} slots of the budget and of the window; false when either has fewer free. Claimer thread. */
-    private boolean acquire(Platform platform, int n) {
+    boolean acquire(Platform platform, int n) {
         if (!windows.get(platform).tryAcquire(n)) return false;
         if (budgets.get(platform).tryAcquire(n)) return true;
         windows.get(platform).release(n);
@@ -274,7 +240,7 @@ final class Lane {
     }
 
     /** Gives back {@code n} slots of the budget and of the window (recipients that will not be sent). */
-    private void releaseSlots(Platform platform, int n) {
+    void releaseSlots(Platform platform, int n) {
         budgets.get(platform).release(n);
         windows.get(platform).release(n);
     }
@@ -287,7 +253,7 @@ final class Lane {
         running = false;
         signal();
         long deadline = System.nanoTime() + wait.toNanos();
-        join(claimer, deadline);
+        claimer.join(deadline);
         int left = 0;
         for (Platform platform : Platform.values()) left += handed.drain(platform);
         if (left > 0) log.info("Delivery lane {} stops with {} handed recipient(s) unsent: sent when their lease runs out",
@@ -319,127 +285,30 @@ final class Lane {
         return false;
     }
 
-    private static void join(Thread t, long deadlineNanos) {
-        if (t == null) return;
-        try {
-            t.join(Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime())));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     // ---- claiming ------------------------------------------------------------------------------
 
-    private void claimLoop() {
-        long nextStats = 0;
-        long nextCancelCheck = 0;
-        while (running) {
-            wakeUp = false; // this pass sees whatever the wake-ups so far announced
-            if (System.nanoTime() - nextCancelCheck >= 0) {
-                refreshCancelled();
-                nextCancelCheck = System.nanoTime() + properties.pollInterval().toNanos();
-            }
-            if (paused && !handed.anyWaiting()) {
-                if (!wakeUp) LockSupport.parkNanos(properties.pollInterval().toNanos());
-                continue;
-            }
-            boolean more = false;
-            int blocked = 0;
-            if (workAdded) {
-                workAdded = false;
-                java.util.Arrays.fill(emptyUntil, 0);
-            }
-            try {
-                for (Platform platform : Platform.values()) {
-                    // recipients a fan-out handed over go first; nothing of the platform is claimed while they wait
-                    if (handed.waiting(platform) > 0) {
-                        if (!sendHanded(platform)) blocked |= 1 << platform.ordinal();
-                        else if (handed.waiting(platform) > 0) more = true;
-                        continue;
-                    }
-                    if (paused) continue; // handed recipients are still sent, as claimed ones are
-                    int want = Math.min(free(platform), properties.chunkSize());
-                    if (want < minClaim) {
-                        blocked |= 1 << platform.ordinal();
-                        continue;
-                    }
-                    // a platform whose last claim found nothing waits for committed work or the next poll:
-                    // wake-ups for freed budget on another platform do not claim it again
-                    long until = emptyUntil[platform.ordinal()];
-                    if (until != 0 && System.nanoTime() - until < 0) continue;
-                    long full = originFullUntil.get(platform.ordinal());
-                    if (full != 0 && System.nanoTime() - full < 0) continue;
-                    List<DeliveryStore.Claimed> batch = store.claim(priority, platform, want, clock.instant(),
-                            properties.lease());
-                    if (batch.isEmpty()) {
-                        emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
-                        continue;
-                    }
-                    emptyUntil[platform.ordinal()] = 0;
-                    if (!acquire(platform, batch.size())) {
-                        // only this thread acquires (handed recipients are moved here too), so the permits counted above are still there
-                        throw new IllegalStateException("lane budget changed under the claimer");
-                    }
-                    dispatch(batch);
-                    if (batch.size() == want) more = true;
-                }
-                if (System.nanoTime() - nextStats >= 0) {
-                    refreshStats();
-                    nextStats = System.nanoTime() + STATS_EVERY.toNanos();
-                }
-            } catch (RuntimeException e) {
-                log.warn("Delivery lane {} could not claim work, retrying at the next poll: {}", priority.value(),
-                        e.toString());
-                more = false;
-            }
-            if (more) continue;
-            // Published before looking at the budgets once more: an answer that frees budget after this
-            // look sees the flag and wakes this thread; one that freed it before is seen by the look.
-            waitingForBudget.set(blocked);
-            if (!wakeUp && !budgetFreed(blocked)) LockSupport.parkNanos(properties.pollInterval().toNanos());
-            waitingForBudget.set(0);
-        }
+    /** Whether sends found {@code platform}'s origin full lately: its claims pause a poll interval (see {@link #originFullUntil}). Claimer thread. */
+    boolean originFull(Platform platform) {
+        long full = originFullUntil.get(platform.ordinal());
+        return full != 0 && System.nanoTime() - full < 0;
     }
 
-    private boolean budgetFreed(int platforms) {
-        if (platforms == 0) return false;
-        for (Platform p : Platform.values()) {
-            if ((platforms & (1 << p.ordinal())) != 0 && free(p) >= minClaim) return true;
-        }
-        return false;
-    }
-
-    /**
-     * Learns which notifications of the recipients waiting for a sender were cancelled, possibly by
-     * another instance, so they are never handed over. One indexed lookup by id, and only while
-     * something waits.
-     */
-    private void refreshCancelled() {
-        if (waiting.isEmpty()) {
-            cancelledElsewhere.clear();
-            return;
-        }
-        try {
-            Set<UUID> found = store.cancelledAmong(Set.copyOf(waiting.keySet()));
-            cancelledElsewhere.addAll(found);
-            cancelledElsewhere.retainAll(waiting.keySet());
-        } catch (RuntimeException e) {
-            log.warn("Delivery lane {} could not check for cancelled notifications, retrying at the next poll: {}",
-                    priority.value(), e.toString());
-        }
+    /** The notifications with recipients handed to the senders and not yet to a provider (a live view). */
+    Set<UUID> waitingNotifications() {
+        return waiting.keySet();
     }
 
     private boolean isCancelled(UUID notificationId) {
-        return cancelled.test(notificationId) || cancelledElsewhere.contains(notificationId);
+        return cancelled.test(notificationId) || claimer.cancelledElsewhere(notificationId);
     }
 
-    private void refreshStats() {
-        DeliveryStore.QueueStats q = store.stats(priority, clock.instant());
-        stats.depth = q.depth();
-        stats.oldestAgeSeconds = q.oldestDueAge().toMillis() / 1000.0;
-    }
-
-    private void dispatch(List<DeliveryStore.Claimed> batch) {
+    /**
+     * Loads the blueprints of {@code batch} and hands it to the senders in slices, its budget and window
+     * slots taken. Claimer thread: a database thread, so senders never touch the database. Throws when a
+     * blueprint cannot be loaded (the slots given back; the recipients are claimed again when their lease
+     * runs out).
+     */
+    void dispatch(List<DeliveryStore.Claimed> batch) {
         // blueprints are loaded here, on the claimer (a database thread), so senders never touch the database
         Map<UUID, Optional<Blueprint>> byNotification = new HashMap<>();
         try {
@@ -706,11 +575,7 @@ final class Lane {
 
     /** Wakes the claimer if it waits for {@code platform}'s budget or window and enough is free now. */
     private void freed(Platform platform) {
-        int waiting = waitingForBudget.get();
-        if ((waiting & (1 << platform.ordinal())) != 0 && free(platform) >= minClaim
-                && waitingForBudget.compareAndSet(waiting, 0)) {
-            wake(); // once: the frees after this one find the flag cleared until the claimer waits again
-        }
+        claimer.freed(platform);
     }
 
     /** The outcomes of {@code batch} are recorded (or given up at shutdown): their window slots are free again. Recorder thread. */

@@ -9,10 +9,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.stereotype.Component;
@@ -32,13 +35,20 @@ import org.springframework.stereotype.Component;
  * {@link BreakerProperties#rateLimitBackoff()} (60 s by default), doubling while 429s follow each other:
  * the provider limits the project (FCM) or the credential (APNs), not one device.
  *
- * <p>What a lane does with it ({@link Lane}): before handing a message to its provider it asks
- * {@link #admit}; a recipient that must wait goes back to {@code pending} until {@code retryAt} with its
- * attempt given back ({@link DeliveryStore.Deferred}), so an outage of any length costs a recipient no
- * attempt and nothing is dead-lettered for it. Every answer is reported to {@link #answered}.
+ * <p>What a lane does with it ({@link Lane}): its claimer asks {@link #paused} which apps' whole-app
+ * circuits of a platform are open (providers without origins: APNs, FCM) and claims none of their
+ * recipients, so they wait {@code pending}, their rows untouched and no lease taken, for as long as the
+ * circuit stays open; when a probe is due it claims one recipient of that app for it. Before handing a
+ * message to its provider a sender asks {@link #admit}; a recipient that must wait anyway (a Web Push
+ * origin's circuit, which a claim cannot filter; one handed over by a fan-out page; one claimed just
+ * before its circuit opened) goes back to {@code pending} until {@code retryAt} with its attempt given
+ * back ({@link DeliveryStore.Deferred}), so an outage of any length costs a recipient no attempt and
+ * nothing is dead-lettered for it. Every answer is reported to {@link #answered}; a circuit that closes
+ * calls the {@link #onClosed} listeners (the lanes claim its waiting recipients at once).
  *
- * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #answered} on Netty I/O threads,
- * {@link #notClosed} on request threads. State is kept only for circuits that are failing or open (a
+ * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #paused} on their claimer threads,
+ * {@link #answered} (and so the {@link #onClosed} listeners) on Netty I/O threads, {@link #notClosed} on
+ * request threads. State is kept only for circuits that are failing or open (a
  * healthy provider costs one hash lookup per send); each circuit's state is changed under its own
  * monitor, held for a few field writes: nothing here waits on I/O, a lock of another class or a clock.
  */
@@ -64,6 +74,22 @@ public final class ProviderBreakers implements ProviderCircuits {
     public record Wait(Instant until, String reason) implements Admission {
     }
 
+    /**
+     * Apps whose whole-app circuit of a platform is open: {@code waiting}, not to be claimed; {@code probeDue},
+     * open with its probe due and not let out yet: one recipient may be claimed for it.
+     */
+    public record Paused(Set<UUID> waiting, Set<UUID> probeDue) {
+        public static final Paused NONE = new Paused(Set.of(), Set.of());
+
+        /** Every app a claim must leave out but for probes: both sets. */
+        public Set<UUID> all() {
+            if (probeDue.isEmpty()) return waiting;
+            Set<UUID> all = new HashSet<>(waiting);
+            all.addAll(probeDue);
+            return all;
+        }
+    }
+
     private static final Send SEND = new Send(false);
     private static final Send PROBE = new Send(true);
 
@@ -71,6 +97,7 @@ public final class ProviderBreakers implements ProviderCircuits {
     private final ConcurrentHashMap<Circuit, State> circuits = new ConcurrentHashMap<>();
     private final MeterRegistry registry;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final List<Runnable> closedListeners = new CopyOnWriteArrayList<>();
 
     /** The instance's breakers, with their meters where there is a registry. */
     @Autowired
@@ -93,6 +120,44 @@ public final class ProviderBreakers implements ProviderCircuits {
 
     public BreakerProperties properties() {
         return properties;
+    }
+
+    /**
+     * {@code listener} runs each time an open circuit closes, on the thread that reported the answer (a
+     * Netty I/O thread): it must be cheap and never block.
+     */
+    public void onClosed(Runnable listener) {
+        closedListeners.add(listener);
+    }
+
+    /**
+     * The apps whose circuit of {@code platform} without a scope (the whole app's credential: every
+     * recipient of the app on a platform whose provider has no origins) is open at {@code now}. Cheap:
+     * only failing or open circuits are kept. Never blocks.
+     */
+    public Paused paused(Platform platform, Instant now) {
+        if (circuits.isEmpty()) return Paused.NONE;
+        Set<UUID> waiting = null;
+        Set<UUID> probeDue = null;
+        for (Map.Entry<Circuit, State> e : circuits.entrySet()) {
+            Circuit c = e.getKey();
+            if (c.platform() != platform || !c.scope().isEmpty()) continue;
+            State s = e.getValue();
+            boolean due;
+            synchronized (s) {
+                if (s.retryAt == null) continue;
+                due = !s.probing && !now.isBefore(s.retryAt);
+            }
+            if (due) {
+                if (probeDue == null) probeDue = new HashSet<>();
+                probeDue.add(c.appId());
+            } else {
+                if (waiting == null) waiting = new HashSet<>();
+                waiting.add(c.appId());
+            }
+        }
+        if (waiting == null && probeDue == null) return Paused.NONE;
+        return new Paused(waiting == null ? Set.of() : waiting, probeDue == null ? Set.of() : probeDue);
     }
 
     /** Whether a message of {@code circuit} may be sent at {@code now}. Never blocks. */
@@ -149,13 +214,16 @@ public final class ProviderBreakers implements ProviderCircuits {
             }
             case UP -> {
                 State s = circuits.get(circuit);
+                boolean closed = false;
                 if (s != null) {
                     synchronized (s) {
                         circuits.remove(circuit, s);
+                        closed = s.retryAt != null;
                         s.retryAt = null;
                         s.probing = false;
                     }
                 }
+                if (closed) closedListeners.forEach(Runnable::run);
                 return null;
             }
             default -> {

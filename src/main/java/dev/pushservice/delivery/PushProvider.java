@@ -53,6 +53,16 @@ public interface PushProvider extends AutoCloseable {
         return null;
     }
 
+    /**
+     * Whether {@link #origin} names push services (Web Push): then an app's circuits on this platform
+     * are per origin, and a lane cannot leave an open one's recipients out of its claim (the claim does
+     * not know a recipient's origin). False (APNs, FCM): one circuit covers an app's every recipient on
+     * the platform, and while it is open the lanes claim none of them ({@link ProviderBreakers#paused}).
+     */
+    default boolean hasOrigins() {
+        return false;
+    }
+
     @Override
     default void close() {
     }

@@ -11,6 +11,12 @@
  * of this instance that inserted its recipients already leased to the lane
  * ({@link dev.pushservice.delivery.Handover}), which saves the claim's write per recipient.
  *
+ * <p>A lane ({@code Lane}: the wiring, its budgets and the sending) is a few parts with one job each,
+ * each documenting its threads and what it may block on: the {@code Claimer} (claim loop),
+ * the {@code HandOverQueue}, the senders, the {@code Recorder}; shared by the lanes, the
+ * {@link dev.pushservice.delivery.ProviderBreakers} (one circuit per app, platform and Web Push origin)
+ * and, per lane and platform, the {@code OriginGates}.
+ *
  * <p>The delivery core sees only these types: it imports nothing from {@code apns/}, {@code fcm/}
  * or {@code webpush/}, never switches on a platform to pick a provider, and never blocks a
  * provider's I/O thread.

@@ -61,10 +61,20 @@ class DeliveryRecipientRepository {
      * in {@link Claimed#unsendable()}, so the engine counts it and its notification can finish.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd) {
+        return claim(lane, platform, limit, now, leaseEnd, DeliveryStore.Apps.ALL);
+    }
+
+    /**
+     * As {@link #claim(Priority, Platform, int, Instant, Instant)}, of the notifications of {@code apps}
+     * only (apps whose provider circuit is open are left out: their recipients are not touched). The
+     * filter is on the few processing notifications the claim walks, before any recipient row is read,
+     * so the claim keeps its plan through the work index.
+     */
+    List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd, DeliveryStore.Apps apps) {
         // Oldest first, per notification (oldest notification first) through the work index: the
         // ORDER BY keeps every plan on it. Without it the planner took a sequential scan with a LIMIT
         // (it assumes due rows are spread evenly; they are behind every row claimed so far), which in
-        // a 100,000-recipient send read the whole table again for each chunk: 10-30 ms per claim.
+        // a 100,000-recipient send read the whole table again for each chunk (bench/README.md, "Figures behind design comments").
         // The update finds each row by its ctid: the row is locked by this statement, so it cannot move.
         return jdbc.sql("""
                         with due as (
@@ -73,7 +83,9 @@ class DeliveryRecipientRepository {
                                         when not d.enabled then :disabled
                                         when d.invalidated_at is not null then :invalidated end as unsendable
                             from (select n.id from notifications n
-                                  where n.status = 'processing' and n.priority = :lane order by n.created_at, n.id) n
+                                  where n.status = 'processing' and n.priority = :lane
+                                    and n.app_id <> all(:except) and (cast(:only as uuid) is null or n.app_id = :only)
+                                  order by n.created_at, n.id) n
                             cross join lateral (
                                 select r.ctid as row_id, r.notification_id, r.device_id
                                 from notification_recipients r
@@ -98,6 +110,7 @@ class DeliveryRecipientRepository {
                         join due on due.notification_id = c.notification_id and due.device_id = c.device_id""")
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("limit", limit)
+                .param("except", apps.except().toArray(UUID[]::new)).param("only", apps.only())
                 .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
                 .query((rs, n) -> claimed(rs, platform, null, now)).list();
     }
@@ -185,8 +198,8 @@ class DeliveryRecipientRepository {
 
     /**
      * Outcomes of handed recipients for {@link #recordHanded}, column by column: bound as arrays, which
-     * PostgreSQL reads at a third of the cost of the same rows as JSON (1.3 against 3.9 µs per row of
-     * parsing alone, measured with 500-row batches). Not thread-safe.
+     * PostgreSQL reads at a third of the cost of the same rows as JSON (bench/README.md, "Figures behind design comments").
+     * Not thread-safe.
      */
     static final class HandedRows {
         private final List<String> handovers;
@@ -378,9 +391,8 @@ class DeliveryRecipientRepository {
      * status. Its cost follows the work in flight, never the number of notifications ever cancelled,
      * and no cancel time bounds it: an instance down for days is covered too. The status lookup is a
      * lateral subquery with a {@code LIMIT} on purpose: as a plain join the planner hash-joined the
-     * notifications it had (over-)estimated against a sequential scan of every cancelled notification
-     * (EXPLAIN ANALYZE, 5,000 notifications of 100 recipients, 2,000 cancelled: 99 buffers that way,
-     * 34 with the lookup by primary key, 0.5 ms). Rows are taken
+     * notifications it had (over-)estimated against a sequential scan of every cancelled notification,
+     * reading three times the buffers (bench/README.md, "Figures behind design comments"). Rows are taken
      * {@code FOR UPDATE SKIP LOCKED}, and an instance recording the same rows concurrently either
      * holds them (skipped here) or finds them no longer {@code sending} (its record touches only
      * claimed rows): each row ends once.
@@ -484,8 +496,8 @@ class DeliveryRecipientRepository {
      * Due work of a lane (pending, or claimed with its lease run out: what a claim would take), read
      * from the work index alone: the depth counted up to {@link #STATS_DEPTH_CAP}, the oldest due time
      * as the first entry of each notification's and platform's range. Counting every due row of a
-     * 100,000-recipient send (and reading each row for its status) took 180 ms of PostgreSQL every 5 s
-     * per lane, a sixth as much as claiming them.
+     * large send (and reading each row for its status) cost PostgreSQL a sixth as much as claiming them
+     * (bench/README.md, "Figures behind design comments").
      */
     QueueStats stats(Priority lane, Instant now) {
         return jdbc.sql("""

@@ -45,12 +45,9 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *
  * <p><b>Cost.</b> Nothing for apps without a cap, and nothing for the transactional lane unless an
  * app caps it: the cap is read from the settings cache, no statement runs. With a cap, two statements
- * per claimed chunk, one index range per recipient. Measured (EXPLAIN ANALYZE, a 100k-recipient
- * notification claimed in chunks of 500, on the 2-core development box while other builds ran):
- * the lock statement ~6 ms and the admit statement ~24 ms per chunk when all are admitted, ~45 ms
- * when half are skipped (the outcome counters' trigger included), beside ~25 ms for the claim
- * itself: 100k claimed in 13-17 s with caps against 4-7 s without. Per-statement CTEs are
- * materialized on purpose: inlined, the planner joined the chunk's rows pairwise (1.9 s per chunk).
+ * per claimed chunk, one index range per recipient: about as much again as the claim itself, more
+ * when recipients are skipped (the figures: bench/README.md, "Figures behind design comments"). Per-statement CTEs are
+ * materialized on purpose: inlined, the planner joined the chunk's rows pairwise, far slower.
  *
  * <p><b>Semantics decided here</b> (docs/api-decisions.md, "Delivery controls"): the window counts
  * from the instant a send is handed over; notifications with {@code frequency_cap_override} and

@@ -533,7 +533,8 @@ public class NotificationService implements NotificationReferences {
     /** The notification's counts when none of its recipients is pending or in flight any more, else null. */
     private static List<NotificationRepository.Count> finalCounts(NotificationRepository notifications, UUID appId, UUID id) {
         // a look through the work index first: counting every recipient of a large send while most are
-        // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL ~1 µs per recipient
+        // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL a read of each
+        // (bench/README.md, "Figures behind design comments")
         if (notifications.hasWorkLeft(id)) return null;
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
         return counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending")) ? null : counts;

@@ -157,11 +157,11 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
     // ---- the store -------------------------------------------------------------------------------
 
     @Override
-    public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+    public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease, DeliveryStore.Apps apps) {
         List<Claimed> claimed = new ArrayList<>();
         FrequencyCapping.Admission admission = recipients.inTransaction(() -> {
             reclaimHandovers(lane, now);
-            claimed.addAll(recipients.claim(lane, platform, limit, now, now.plus(lease)));
+            claimed.addAll(recipients.claim(lane, platform, limit, now, now.plus(lease), apps));
             // ---- step 2: frequency caps over what was claimed (FrequencyCapping), same transaction ----
             return caps.admit(lane, claimed, now);
         });

@@ -536,18 +536,20 @@ class LaneTests {
         final Map<Platform, Runnable> beforeClaim = new ConcurrentHashMap<>();
 
         @Override
-        public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+        public List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease, Apps apps) {
             claims.computeIfAbsent(platform, p -> new AtomicInteger()).incrementAndGet();
             Runnable before = beforeClaim.remove(platform);
             if (before != null) before.run();
-            return claimDue(lane, platform, limit, now, lease);
+            return claimDue(lane, platform, limit, now, lease, apps);
         }
 
-        private synchronized List<Claimed> claimDue(Priority lane, Platform platform, int limit, Instant now, Duration lease) {
+        private synchronized List<Claimed> claimDue(Priority lane, Platform platform, int limit, Instant now, Duration lease,
+                                                    Apps apps) {
             List<Claimed> claimed = new ArrayList<>();
             for (Row row : rows.values()) {
                 if (claimed.size() >= limit) break;
                 if (row.lane != lane || platform != Platform.ANDROID) continue;
+                if (!apps.includes(blueprints.get(row.notification).appId())) continue;
                 boolean due = !row.due.isAfter(now);
                 if (!due || !(row.state.equals(States.PENDING) || row.state.equals(States.SENDING))) continue;
                 row.state = States.SENDING;

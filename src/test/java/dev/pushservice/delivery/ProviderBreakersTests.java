@@ -70,4 +70,37 @@ class ProviderBreakersTests {
         assertThat(breakers.admit(ios, t0)).isEqualTo(new ProviderBreakers.Send(false));
         assertThat(breakers.notClosed()).isEmpty();
     }
+
+    /**
+     * What the claimers read: an app whose whole-app circuit is open is paused for its platform only,
+     * due for a probe once its wait is over and until the probe is let out; a Web Push origin's circuit
+     * pauses no app; closing the circuit tells the listeners.
+     */
+    @Test
+    void anOpenWholeAppCircuitPausesItsAppOnItsPlatformUntilItClosesAndOneProbeIsClaimedForIt() {
+        java.util.concurrent.atomic.AtomicInteger closed = new java.util.concurrent.atomic.AtomicInteger();
+        breakers.onClosed(closed::incrementAndGet);
+        ProviderBreakers.Circuit origin = new ProviderBreakers.Circuit(UUID.randomUUID(), Platform.WEB, "https://push.example");
+        for (int i = 0; i < 3; i++) {
+            fail(ios, false, ReasonCode.CONNECTION_FAILED, t0);
+            fail(origin, false, ReasonCode.CONNECTION_FAILED, t0);
+        }
+        assertThat(breakers.paused(Platform.IOS, t0.plusMillis(500)))
+                .isEqualTo(new ProviderBreakers.Paused(java.util.Set.of(ios.appId()), java.util.Set.of()));
+        assertThat(breakers.paused(Platform.ANDROID, t0.plusMillis(500))).isEqualTo(ProviderBreakers.Paused.NONE);
+        assertThat(breakers.paused(Platform.WEB, t0.plusMillis(500))).isEqualTo(ProviderBreakers.Paused.NONE);
+
+        assertThat(breakers.paused(Platform.IOS, t0.plusSeconds(1)))
+                .isEqualTo(new ProviderBreakers.Paused(java.util.Set.of(), java.util.Set.of(ios.appId())));
+        assertThat(breakers.admit(ios, t0.plusSeconds(1))).isEqualTo(new ProviderBreakers.Send(true));
+        assertThat(breakers.paused(Platform.IOS, t0.plusSeconds(1)).waiting()).containsExactly(ios.appId());
+
+        assertThat(closed).hasValue(0);
+        breakers.answered(ios, true, ProviderBreakers.Answer.UP, null, null, t0.plusSeconds(2));
+        assertThat(closed).hasValue(1);
+        assertThat(breakers.paused(Platform.IOS, t0.plusSeconds(2))).isEqualTo(ProviderBreakers.Paused.NONE);
+        // an answer of a provider whose circuit is closed tells no one
+        breakers.answered(ios, false, ProviderBreakers.Answer.UP, null, null, t0.plusSeconds(3));
+        assertThat(closed).hasValue(1);
+    }
 }

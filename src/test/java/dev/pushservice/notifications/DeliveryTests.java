@@ -785,6 +785,58 @@ class DeliveryTests extends PeerApiTest {
     }
 
     /**
+     * The claim a lane makes while an app's APNs circuit is open leaves that app out: none of its
+     * recipients is taken and none of their rows is written (no attempt, no lease), while another
+     * app's are claimed as usual; the probe's claim, limited to that app, takes one of them.
+     */
+    @Test
+    void aClaimLeavesOutAnAppWhoseCircuitIsOpenAndTakesOneOfItsRecipientsForAProbe() throws Exception {
+        TestApp down = newApp();
+        TestApp up = newApp();
+        for (int i = 0; i < 3; i++) {
+            register(down, "ios", TestTokens.apns(), "");
+            register(up, "ios", TestTokens.apns(), "");
+        }
+        delivery.pause(); // the claims below are the only ones
+        try {
+            String waiting = send(down, "{\"title\":\"a\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+            String going = send(up, "{\"title\":\"a\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+            await().atMost(WAIT).until(() -> summary(down, waiting).path("recipient_count").asLong() == 3
+                    && summary(up, going).path("recipient_count").asLong() == 3);
+            List<String> before = rows(waiting);
+
+            List<DeliveryStore.Claimed> claimed = store.claim(Priority.BULK, Platform.IOS, 100, clock.instant(),
+                    Duration.ofMinutes(2), DeliveryStore.Apps.except(Set.of(down.appId())));
+            assertThat(claimed).noneMatch(c -> c.appId().equals(down.appId()));
+            assertThat(claimed).filteredOn(c -> c.notificationId().toString().equals(going)).hasSize(3);
+            assertThat(rows(waiting)).as("the paused app's rows are not touched").isEqualTo(before);
+
+            List<DeliveryStore.Claimed> probe = store.claim(Priority.BULK, Platform.IOS, 1, clock.instant(),
+                    Duration.ofMinutes(2), DeliveryStore.Apps.only(down.appId()));
+            assertThat(probe).singleElement().satisfies(c -> {
+                assertThat(c.appId()).isEqualTo(down.appId());
+                assertThat(c.attempts()).isEqualTo(1);
+            });
+
+            // given back as a lane would, so the lanes send them once resumed
+            List<DeliveryStore.Outcome> back = new ArrayList<>();
+            for (DeliveryStore.Claimed c : claimed) back.add(new DeliveryStore.Deferred(c, "test", clock.instant()));
+            for (DeliveryStore.Claimed c : probe) back.add(new DeliveryStore.Deferred(c, "test", clock.instant()));
+            store.record(back, clock.instant());
+        } finally {
+            delivery.resume();
+        }
+    }
+
+    /** What a claim or a record writes in each recipient row of {@code notificationId}, in device order. */
+    private List<String> rows(String notificationId) {
+        return jdbc.sql("""
+                        select concat_ws('|', device_id, status, attempts, next_attempt_at, updated_at, last_error)
+                        from notification_recipients where notification_id = cast(:n as uuid) order by device_id""")
+                .param("n", notificationId).query(String.class).list();
+    }
+
+    /**
      * With the lanes paused by the caller: sends a bulk notification to {@code user} (one device on
      * {@code platform}, an app capped at one) and claims its recipient through the store with
      * {@code lease}, as a lane of some instance would before handing it to the provider; the claim

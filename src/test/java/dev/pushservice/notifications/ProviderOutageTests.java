@@ -23,6 +23,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -146,6 +147,67 @@ class ProviderOutageTests extends ApiTest {
         assertThat(status).contains("Providers").contains(app.appId().toString());
         assertThat(gauge(metrics, "push_provider_circuits_open", "ios")).isGreaterThanOrEqualTo(1);
         await().atMost(WAIT).until(() -> circuitOf(app, "ios") == null);
+    }
+
+    /**
+     * While an app's APNs circuit is open its waiting recipients are not claimed: across several poll
+     * and probe intervals their rows are not written (no lease taken, no attempt counted, nothing
+     * deferred), but for the one recipient each probe claims. Before the claim left open circuits out,
+     * every recipient was claimed and put back once per probe interval. When the peer returns, the
+     * closing circuit wakes the lanes and every recipient is accepted.
+     */
+    @Test
+    void whileAnApnsCircuitIsOpenItsWaitingRecipientsAreNotClaimed() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            String token = apnsToken();
+            tokens.add(token);
+            register(app, "ios", token);
+        }
+        RELAY.down();
+        String id = send(app, "{\"title\":\"Down\",\"body\":\"wait\",\"ttl\":3600,\"target\":{\"type\":\"all\"}}");
+        await().atMost(WAIT).until(() -> circuitOf(app, "ios") != null);
+        // every recipient has its row (those handed over get theirs as they are put back) and what was in
+        // flight when the circuit opened has come back
+        await().atMost(WAIT).until(() -> rowStates(id).size() == 40);
+        Thread.sleep(1_500);
+
+        Map<UUID, String> before = rowStates(id);
+        double probes = counter(api.get("/actuator/prometheus", null).body(), "push_provider_circuit_probes_total", "ios");
+        Thread.sleep(4_000); // four poll intervals; the probe interval grows from 200 ms to 1 s meanwhile
+        Map<UUID, String> after = rowStates(id);
+        double probed = counter(api.get("/actuator/prometheus", null).body(), "push_provider_circuit_probes_total", "ios") - probes;
+        long touched = before.keySet().stream().filter(d -> !before.get(d).equals(after.get(d))).count();
+
+        assertThat(circuitOf(app, "ios")).as("still open").isNotNull();
+        // + 2: a probe claimed just before the first look may be recorded after it, and one claimed as the
+        // probe may find the previous probe still out (it is then put back)
+        assertThat((double) touched).as("rows written while the circuit was open: the probes' only")
+                .isLessThanOrEqualTo(probed + 2);
+        assertThat(touched).as("far fewer than the 40 waiting recipients").isLessThan(10);
+
+        RELAY.up();
+        JsonNode done = finished(app, id);
+        assertThat(done.path("status").asString()).isEqualTo("completed");
+        assertThat(api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data"))
+                .hasSize(40).allSatisfy(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
+        assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED).containsKey(t));
+        await().atMost(WAIT).until(() -> circuitOf(app, "ios") == null);
+    }
+
+    /** Per device, what a claim or a record changes in its recipient row of {@code notificationId}. */
+    private Map<UUID, String> rowStates(String notificationId) {
+        Map<UUID, String> states = new java.util.HashMap<>();
+        jdbc.sql("""
+                        select device_id, concat_ws('|', status, attempts, next_attempt_at, updated_at, last_error)
+                        from notification_recipients where notification_id = :n""")
+                .param("n", UUID.fromString(notificationId))
+                .query((java.sql.ResultSet rs) -> {
+                    states.put(rs.getObject(1, UUID.class), rs.getString(2));
+                });
+        return states;
     }
 
     /**

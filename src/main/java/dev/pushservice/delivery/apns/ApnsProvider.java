@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * delivery lane (the message's priority), built on first use and replaced, the old one closed
  * gracefully, when the app's credential version changes. All clients share one Netty event loop
  * group. A client per lane, so a transactional push travels on connections of its own instead of
- * queueing behind the hundreds of bulk requests open on a shared one (measured: 85–276 ms p50 behind
- * a bulk send on shared connections, see bench/README.md).
+ * queueing behind the hundreds of bulk requests open on a shared one (what it waited on shared
+ * connections: bench/README.md, "Figures behind design comments").
  *
  * <p>Back-pressure: each client allows {@link ApnsProperties#maxInFlight()} outstanding requests;
  * {@link #send} blocks the calling thread (a delivery lane's sender thread, a platform thread) until a

@@ -11,8 +11,8 @@ import org.slf4j.LoggerFactory;
  * providers otherwise. The choice is made once per JVM and logged once.
  *
  * <p>ACCP is used explicitly (passed to each {@code getInstance}) rather than inserted at the top
- * of the global provider list, so this package gets the ~10x faster EC key generation, ECDH,
- * HMAC-SHA256 and AES-GCM without silently changing the crypto of everything else in the process
+ * of the global provider list, so this package gets ACCP's much faster EC key generation, ECDH,
+ * HMAC-SHA256 and AES-GCM (bench/README.md, "Figures behind design comments") without silently changing the crypto of everything else in the process
  * (TLS, database drivers). Thread-safe.
  */
 public final class CryptoProviders {

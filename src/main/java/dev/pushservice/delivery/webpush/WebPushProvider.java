@@ -261,6 +261,11 @@ public final class WebPushProvider implements PushProvider {
         return result;
     }
 
+    @Override
+    public boolean hasOrigins() {
+        return true;
+    }
+
     /** The endpoint's origin (scheme, host, port): the push service the lanes bound their requests to. */
     @Override
     public String origin(PushMessage message) {

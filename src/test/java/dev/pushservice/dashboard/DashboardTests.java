@@ -364,6 +364,21 @@ class DashboardTests extends ApiTest {
         assertThat(api.get("/health", null).header("Set-Cookie")).isEmpty();
     }
 
+    @Test
+    void apiRequestsNeverMeetTheDashboardsSecurityFilters() {
+        // Spring Security's firewall refuses encoded slashes, percent signs and semicolons; the API
+        // accepts them in path values (spec rule 6), so it must never run in front of /v1
+        TestApp app = newApp();
+        String id = "a/b;c%d";
+        String path = "/v1/users/" + java.net.URLEncoder.encode(id, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+        TestApi.Response patched = api.patch(path, app.serverKey(), "{\"tags\":{\"k\":\"v\"}}");
+        assertThat(patched.status()).as(patched.toString()).isEqualTo(200);
+        assertThat(patched.json().path("external_user_id").asString()).isEqualTo(id);
+        assertThat(patched.header("X-Frame-Options")).as("no Spring Security headers on the API").isEmpty();
+        // while under /dashboard the firewall does its job
+        assertThat(browser().get("/dashboard/apps/a%2Fb").statusCode()).isEqualTo(400);
+    }
+
     // --- the admin CLI in its own JVM, as an operator runs it ------------------------------------
 
     record Cli(int exit, String out, String err) {

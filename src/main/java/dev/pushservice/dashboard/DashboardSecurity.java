@@ -67,10 +67,29 @@ class DashboardSecurity implements WebMvcConfigurer {
                         .logoutUrl("/dashboard/sign-out")
                         .logoutSuccessUrl(SIGN_IN + "?signed-out"))
                 .httpBasic(AbstractHttpConfigurer::disable)
+                .exceptionHandling(errors -> errors.accessDeniedHandler(DashboardSecurity::refused))
                 .headers(headers -> headers
                         .contentSecurityPolicy(csp -> csp.policyDirectives(CONTENT_SECURITY_POLICY))
                         .referrerPolicy(referrer -> referrer.policy(ReferrerPolicyHeaderWriter.ReferrerPolicy.NO_REFERRER)));
         return http.build();
+    }
+
+    /**
+     * A refused request (a form without its CSRF token, or with a stale one after the session
+     * expired; a role that may not): a 403 page a person can act on, not the API's JSON error.
+     */
+    private static void refused(jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
+                                org.springframework.security.access.AccessDeniedException e) throws java.io.IOException {
+        response.setStatus(403);
+        response.setContentType("text/html;charset=UTF-8");
+        String stale = e instanceof org.springframework.security.web.csrf.CsrfException
+                ? "The form was sent without a valid security token (it may have been open longer than the session lasts)."
+                : "Your role does not allow this.";
+        response.getWriter().write("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Refused · Push Service</title>"
+                + "<link rel=\"stylesheet\" href=\"" + request.getContextPath() + "/dashboard/assets/dashboard.css\"></head>"
+                + "<body><main class=\"narrow\"><h1>Refused</h1><p>" + stale + "</p><p><a href=\"" + request.getContextPath()
+                + "/dashboard\">Back to the dashboard</a></p></main></body></html>");
     }
 
     /** Boot registers the security and session filters for {@code /*}; the dashboard's paths are theirs alone. */

@@ -138,7 +138,10 @@ class DashboardTests extends ApiTest {
         String email = member(app.orgId(), MemberRole.OWNER);
         DashboardClient anonymous = browser();
         anonymous.get("/dashboard/sign-in");
-        assertThat(anonymous.post("/dashboard/sign-in", Map.of("email", email, "password", PASSWORD)).statusCode()).isEqualTo(403);
+        HttpResponse<String> refused = anonymous.post("/dashboard/sign-in", Map.of("email", email, "password", PASSWORD));
+        assertThat(refused.statusCode()).isEqualTo(403);
+        assertThat(refused.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/html");
+        assertThat(refused.body()).contains("without a valid security token");
         assertThat(anonymous.get("/dashboard").statusCode()).as("not signed in").isEqualTo(302);
 
         DashboardClient owner = signedIn(email);

@@ -186,6 +186,8 @@ class DashboardTests extends ApiTest {
                 .web(WebApplicationType.SERVLET)
                 .run("--server.port=0", "--push.redis-url=", "--push.bootstrap.enabled=false",
                         "--push.roles=api", "--db-scheduler.enabled=false",
+                        // as behind a proxy that terminates TLS (PUSH_DASHBOARD_SECURE_COOKIE=always)
+                        "--push.dashboard.secure-cookie=always",
                         "--push.database-url=" + TestDatabase.asDatabaseUrlSetting(TestDatabase.url()),
                         "--push.data-dir=" + dataDir())) {
             String otherBase = "http://127.0.0.1:" + second.getEnvironment().getProperty("local.server.port");
@@ -193,6 +195,9 @@ class DashboardTests extends ApiTest {
             HttpResponse<String> page = elsewhere.get("/dashboard", "Cookie", DashboardSecurity.COOKIE + "=" + session);
             assertThat(page.statusCode()).isEqualTo(200);
             assertThat(page.body()).contains(email);
+            String fresh = elsewhere.get("/dashboard/sign-in").headers().allValues("Set-Cookie").stream()
+                    .filter(c -> c.startsWith(DashboardSecurity.COOKIE + "=")).findFirst().orElseThrow();
+            assertThat(fresh).contains("Secure", "HttpOnly", "SameSite=Lax", "Path=/dashboard");
         }
     }
 

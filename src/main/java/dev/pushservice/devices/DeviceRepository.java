@@ -161,4 +161,18 @@ class DeviceRepository {
     private static Instant instant(Timestamp t) {
         return t == null ? null : t.toInstant();
     }
+
+    /** Devices per platform and state, in one scan of the app's devices (see {@link DeviceCounts}). */
+    java.util.List<DeviceCounts> countsByPlatform(UUID appId) {
+        return jdbc.sql("""
+                        select platform,
+                               count(*) filter (where enabled and invalidated_at is null) as subscribed,
+                               count(*) filter (where not enabled and invalidated_at is null) as disabled,
+                               count(*) filter (where invalidated_at is not null) as invalid
+                        from devices where app_id = :app group by platform order by platform""")
+                .param("app", appId)
+                .query((rs, n) -> new DeviceCounts(rs.getString("platform"), rs.getLong("subscribed"),
+                        rs.getLong("disabled"), rs.getLong("invalid")))
+                .list();
+    }
 }

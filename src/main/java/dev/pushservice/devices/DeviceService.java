@@ -174,6 +174,11 @@ public class DeviceService {
         return Page.of(devices.list(appId, platform, enabled, page), page);
     }
 
+    /** The app's devices per platform: subscribed, disabled, invalid (the dashboard's overview). */
+    public List<DeviceCounts> countsByPlatform(UUID appId) {
+        return devices.countsByPlatform(appId);
+    }
+
     /** All devices of a user (for the user read). */
     public List<DeviceView> ofUser(UUID appId, UUID userId) {
         return devices.ofUser(appId, userId);

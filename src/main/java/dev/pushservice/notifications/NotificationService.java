@@ -554,7 +554,7 @@ public class NotificationService implements NotificationReferences {
         return view(row, counts);
     }
 
-    Page<NotificationView> list(UUID appId, PageRequest page) {
+    public Page<NotificationView> list(UUID appId, PageRequest page) {
         List<NotificationRepository.Row> rows = notifications.list(appId, page);
         List<UUID> live = rows.stream().filter(r -> r.summary() == null).map(NotificationRepository.Row::id).toList();
         Map<UUID, List<NotificationRepository.Count>> counts = new HashMap<>();

@@ -20,7 +20,7 @@ import tools.jackson.databind.JsonNode;
  *                             (throttling, local delivery time, quiet hours): the latest send time
  *                             given to a recipient so far (final once {@code recipientCount} is set); else null
  */
-record NotificationView(UUID notificationId, String name, String status, String priority, String interruptionLevel,
+public record NotificationView(UUID notificationId, String name, String status, String priority, String interruptionLevel,
                         JsonNode target, SegmentRef targetSegment, List<SegmentRef> includedSegments, List<SegmentRef> excludedSegments,
                         TemplateRef template, JsonNode content, Integer ttl, String localDeliveryTime,
                         boolean frequencyCapOverride, Instant scheduledAt, Instant createdAt, Instant queuedAt,
@@ -28,13 +28,13 @@ record NotificationView(UUID notificationId, String name, String status, String 
                         long acceptedCount, long failedCount, Map<String, Long> counts,
                         Map<String, PlatformCounts> platforms, Instant expectedCompletionAt) {
 
-    record SegmentRef(UUID segmentId, int version) {
+    public record SegmentRef(UUID segmentId, int version) {
     }
 
-    record TemplateRef(UUID templateId, int version) {
+    public record TemplateRef(UUID templateId, int version) {
     }
 
-    record PlatformCounts(long recipients, long accepted, long failed) {
+    public record PlatformCounts(long recipients, long accepted, long failed) {
     }
 
     /** The 202 of a creation; a replay repeats the original with {@code idempotentReplay} true. */

@@ -31,6 +31,13 @@ class RoutesMatchContractTests extends ApiTest {
     /** Where the servlet container forwards its own errors; not an API route. */
     private static final Set<String> INTERNAL = Set.of("/error");
 
+    /**
+     * The dashboard's pages (HTML for signed-in members, docs/dashboard.md) are not API operations:
+     * they are left out of the comparison, and {@link #dashboardPagesAreOnlyUnderDashboardAndOnlyThere}
+     * keeps that from hiding anything else.
+     */
+    private static final String DASHBOARD_PACKAGE = "dev.pushservice.dashboard";
+
     @Autowired
     @Qualifier("requestMappingHandlerMapping")
     private RequestMappingHandlerMapping mapping;
@@ -94,10 +101,31 @@ class RoutesMatchContractTests extends ApiTest {
         assertThat(problems).isEmpty();
     }
 
-    /** "METHOD /path/{var}" of every handler, with Spring's variable names (which must equal the contract's). */
+    @Test
+    void dashboardPagesAreOnlyUnderDashboardAndOnlyThere() {
+        List<String> problems = new ArrayList<>();
+        int pages = 0;
+        for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
+            boolean dashboardHandler = isDashboard(e.getValue());
+            for (String path : e.getKey().getPatternValues()) {
+                boolean dashboardPath = path.equals("/dashboard") || path.startsWith("/dashboard/");
+                if (dashboardHandler) pages++;
+                if (dashboardHandler != dashboardPath) problems.add(path + " -> " + e.getValue().getShortLogMessage());
+            }
+        }
+        assertThat(pages).as("the dashboard serves pages").isPositive();
+        assertThat(problems).as("dashboard handlers outside /dashboard, or other handlers inside it").isEmpty();
+    }
+
+    private static boolean isDashboard(HandlerMethod handler) {
+        return handler.getBeanType().getPackageName().equals(DASHBOARD_PACKAGE);
+    }
+
+    /** "METHOD /path/{var}" of every API handler, with Spring's variable names (which must equal the contract's). */
     private Map<String, HandlerMethod> handlerRoutes() {
         Map<String, HandlerMethod> routes = new TreeMap<>();
         for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
+            if (isDashboard(e.getValue())) continue;
             Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
             for (String path : e.getKey().getPatternValues()) {
                 if (INTERNAL.contains(path)) continue;

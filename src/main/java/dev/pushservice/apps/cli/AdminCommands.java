@@ -35,8 +35,8 @@ final class AdminCommands {
 
     static final String NAME = "push-service admin";
 
-    @Command(name = NAME, subcommands = {OrgCommand.class, AppCommand.class, KeyCommand.class, HelpCommand.class},
-            description = "Administers organisations, apps and API keys in the configured database "
+    @Command(name = NAME, subcommands = {OrgCommand.class, AppCommand.class, KeyCommand.class, MemberCommand.class, HelpCommand.class},
+            description = "Administers organisations, apps, API keys and dashboard members in the configured database "
                     + "(DATABASE_URL, or the embedded PostgreSQL in PUSH_DATA_DIR), then exits.",
             footerHeading = "%nExamples:%n",
             footer = {
@@ -44,10 +44,11 @@ final class AdminCommands {
                     "  admin app create --org <org-id> --name \"Acme iOS\" --timezone Europe/Berlin",
                     "  admin key create --app <app-id> --kind server --scopes notifications:write --expires-in 90d",
                     "  admin key rotate --key <key-id> --grace 1h",
+                    "  admin member add --org <org-id> --email owner@example.com --role owner",
                     "",
                     "Add --json to any command for machine-readable output.",
                     "Exit status: 0 done, 1 not found or refused, 2 usage error."},
-            synopsisSubcommandLabel = "(org | app | key | help)")
+            synopsisSubcommandLabel = "(org | app | key | member | help)")
     static final class Admin extends Group {
     }
 
@@ -452,5 +453,100 @@ final class AdminCommands {
         out.println("  " + issued.rawKey());
         out.println();
         out.println(CliOutput.RAW_KEY_WARNING);
+    }
+
+    // ---------------------------------------------------------------- dashboard members
+
+    @Command(name = "member", description = "Dashboard members.", subcommands = {MemberAdd.class, MemberList.class})
+    static final class MemberCommand extends Group {
+    }
+
+    @Command(name = "add", description = {
+            "Adds a dashboard member to an organisation (the first owner, typically) and prints a",
+            "one-time link, valid 24 hours, where they choose their password. The link is shown once;",
+            "its base is PUSH_PUBLIC_URL (default http://localhost:PORT)."})
+    static final class MemberAdd extends Leaf {
+        @Option(names = "--org", required = true, paramLabel = "ORG_ID", converter = CliConverters.Id.class,
+                description = "The organisation's id.")
+        UUID org;
+
+        @Option(names = "--email", required = true, paramLabel = "ADDRESS", converter = CliConverters.Email.class,
+                description = "Their e-mail address (they sign in with it).")
+        String email;
+
+        @Option(names = "--role", required = true, paramLabel = "owner|admin|member", converter = CliConverters.Role.class,
+                description = "What they may do (docs/dashboard.md).")
+        dev.pushservice.members.MemberRole role;
+
+        MemberAdd(CliSession session) {
+            super(session);
+        }
+
+        @Override
+        public Integer call() {
+            Tenants.Organisation organisation = tenants().organisation(org);
+            dev.pushservice.members.MemberLink link = session.bean(dev.pushservice.members.MemberService.class)
+                    .addMember(org, email, role);
+            String url = publicUrl() + link.path();
+            if (json()) {
+                Map<String, Object> shown = new LinkedHashMap<>();
+                shown.put("id", link.member().id().toString());
+                shown.put("org_id", org.toString());
+                shown.put("email", link.member().email());
+                shown.put("role", role.value());
+                shown.put("sign_in_link", url);
+                shown.put("link_expires_at", CliOutput.time(link.expiresAt()));
+                CliOutput.json(out(), shown);
+            } else {
+                out().printf("Added %s as %s of organisation \"%s\" (id %s).%n", link.member().email(), role.value(),
+                        organisation.name(), organisation.id());
+                out().printf("Their one-time link to choose a password (valid until %s; shown only now):%n",
+                        CliOutput.time(link.expiresAt()));
+                out().println("  " + url);
+            }
+            return 0;
+        }
+
+        private String publicUrl() {
+            org.springframework.core.env.Environment env = session.bean(org.springframework.core.env.Environment.class);
+            String configured = env.getProperty("push.public-url", "").strip();
+            if (!configured.isEmpty()) return configured.replaceAll("/+$", "");
+            return "http://localhost:" + env.getProperty("server.port", "8080");
+        }
+    }
+
+    @Command(name = "list", description = "Lists an organisation's dashboard members (never a password or link).")
+    static final class MemberList extends Leaf {
+        @Option(names = "--org", required = true, paramLabel = "ORG_ID", converter = CliConverters.Id.class,
+                description = "The organisation's id.")
+        UUID org;
+
+        MemberList(CliSession session) {
+            super(session);
+        }
+
+        @Override
+        public Integer call() {
+            tenants().organisation(org);
+            List<dev.pushservice.members.Member> members = session.bean(dev.pushservice.members.MemberService.class).members(org);
+            if (json()) {
+                CliOutput.json(out(), members.stream().map(m -> {
+                    Map<String, Object> row = new LinkedHashMap<>();
+                    row.put("id", m.id().toString());
+                    row.put("email", m.email());
+                    row.put("role", m.role().value());
+                    row.put("password_set", m.passwordSet());
+                    row.put("created_at", CliOutput.time(m.createdAt()));
+                    return row;
+                }).toList());
+            } else if (members.isEmpty()) {
+                out().println("No members.");
+            } else {
+                CliOutput.table(out(), List.of("ID", "EMAIL", "ROLE", "PASSWORD", "CREATED"), members.stream()
+                        .map(m -> List.of(m.id().toString(), m.email(), m.role().value(),
+                                m.passwordSet() ? "set" : "link not used", CliOutput.time(m.createdAt()))).toList());
+            }
+            return 0;
+        }
     }
 }

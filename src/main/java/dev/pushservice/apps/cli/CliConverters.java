@@ -113,4 +113,26 @@ final class CliConverters {
             throw new TypeConversionException("'" + value + "' is not a time zone; use an IANA name such as Europe/Berlin or UTC");
         }
     }
+
+    static final class Email implements ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            try {
+                return dev.pushservice.members.MemberService.normalise(value);
+            } catch (dev.pushservice.platform.domain.InvalidInput e) {
+                throw new TypeConversionException(e.violations().getFirst().message());
+            }
+        }
+    }
+
+    static final class Role implements ITypeConverter<dev.pushservice.members.MemberRole> {
+        @Override
+        public dev.pushservice.members.MemberRole convert(String value) {
+            try {
+                return dev.pushservice.members.MemberRole.of(value.toLowerCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
+            }
+        }
+    }
 }

@@ -280,7 +280,7 @@ class AdminCliTests extends ApiTest {
         // DATABASE_URL points nowhere: exit 2 (not 1) proves parsing rejected the input before any connection
         String id = UUID.randomUUID().toString();
         Map<List<String>, String> cases = new java.util.LinkedHashMap<>();
-        cases.put(List.of(), "Error: Missing command: choose one of org, app, key, help");
+        cases.put(List.of(), "Error: Missing command: choose one of org, app, key, member, help");
         cases.put(List.of("frob"), "Error: Unknown command 'frob' for 'push-service admin'");
         cases.put(List.of("key", "revok", "--key", id), "Error: Unknown command 'revok' for 'push-service admin key' (did you mean revoke");
         cases.put(List.of("org", "list", "--colour"), "Error: Unknown option: '--colour'");

@@ -1,0 +1,78 @@
+package dev.pushservice.dashboard;
+
+import dev.pushservice.apps.TenantService;
+import dev.pushservice.apps.Tenants;
+import dev.pushservice.devices.DeviceCounts;
+import dev.pushservice.devices.DeviceService;
+import dev.pushservice.notifications.NotificationService;
+import dev.pushservice.notifications.NotificationView;
+import dev.pushservice.platform.domain.NotFound;
+import dev.pushservice.platform.pagination.PageRequest;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.UUID;
+import org.springframework.security.core.annotation.AuthenticationPrincipal;
+import org.springframework.stereotype.Controller;
+import org.springframework.ui.Model;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+
+/** The sign-in page and the overview pages. Every app shown is checked against the member's organisation. */
+@Controller
+class DashboardController {
+
+    /** How many of an app's latest notifications its overview lists. */
+    static final int RECENT_NOTIFICATIONS = 10;
+
+    private final TenantService tenants;
+    private final DeviceService devices;
+    private final NotificationService notifications;
+
+    DashboardController(TenantService tenants, DeviceService devices, NotificationService notifications) {
+        this.tenants = tenants;
+        this.devices = devices;
+        this.notifications = notifications;
+    }
+
+    @GetMapping(DashboardSecurity.SIGN_IN)
+    String signIn() {
+        return "sign-in";
+    }
+
+    /** The organisation's apps. */
+    @GetMapping("/dashboard")
+    String apps(@AuthenticationPrincipal DashboardMember me, Model model) {
+        model.addAttribute("me", me);
+        model.addAttribute("organisation", tenants.organisation(me.orgId()));
+        model.addAttribute("apps", tenants.apps(me.orgId()));
+        return "apps";
+    }
+
+    /** One app: devices by platform and state, the latest notifications with their delivery counts. */
+    @GetMapping("/dashboard/apps/{appId}")
+    String app(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
+        Tenants.App app = appOf(me, appId);
+        List<DeviceCounts> counts = devices.countsByPlatform(app.id());
+        List<NotificationView> recent = notifications.list(app.id(), new PageRequest(1, RECENT_NOTIFICATIONS)).data();
+        model.addAttribute("me", me);
+        model.addAttribute("app", app);
+        model.addAttribute("devices", counts);
+        model.addAttribute("subscribed", counts.stream().mapToLong(DeviceCounts::subscribed).sum());
+        model.addAttribute("invalid", counts.stream().mapToLong(DeviceCounts::invalid).sum());
+        model.addAttribute("notifications", recent);
+        return "app";
+    }
+
+    /** The app, when it exists and belongs to the member's organisation; otherwise "not found", never "forbidden". */
+    private Tenants.App appOf(DashboardMember me, String rawId) {
+        UUID id = dev.pushservice.platform.json.Uuids.parse(rawId);
+        if (id == null) throw new NotFound("App");
+        try {
+            Tenants.App app = tenants.app(id);
+            if (!app.orgId().equals(me.orgId())) throw new NotFound("App");
+            return app;
+        } catch (NoSuchElementException e) {
+            throw new NotFound("App");
+        }
+    }
+}

@@ -145,3 +145,33 @@ wait_terminal() {
   done
 }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# phase NAME SECONDS: two wrk load generators for SECONDS in the background (WRK_PIDS), CONCURRENCY
+# connections each: registrations (bench/registration.lua, the public key) and events
+# (bench/events.lua, DATA/devices.txt); summaries and answers by status in DATA/NAME-*.out.
+phase() {
+  PUSH_KEY=$PUBLIC_KEY DRILL_SCRIPT="$ROOT/bench/registration.lua" \
+    wrk -t1 -c"${CONCURRENCY:-4}" -d"${2}s" --timeout 10s -s "$ROOT/drills/statuses.lua" "$BASE" >"$DATA/$1-registrations.out" 2>&1 &
+  local r=$!
+  PUSH_KEY=$PUBLIC_KEY DEVICE_FILE="$DATA/devices.txt" DRILL_SCRIPT="$ROOT/bench/events.lua" \
+    wrk -t1 -c"${CONCURRENCY:-4}" -d"${2}s" --timeout 10s -s "$ROOT/drills/statuses.lua" "$BASE" >"$DATA/$1-events.out" 2>&1 &
+  local e=$!
+  WRK_PIDS="$r $e"
+}
+phase_report() { # phase_report NAME
+  local kind
+  for kind in registrations events; do
+    echo "  $1, $kind: $(grep -E '^(requests|events)/s' "$DATA/$1-$kind.out" | head -1); $(grep '^latency' "$DATA/$1-$kind.out");" \
+         "$(grep '^errors' "$DATA/$1-$kind.out"); $(grep '^statuses' "$DATA/$1-$kind.out"); $(grep '^5xx without' "$DATA/$1-$kind.out")"
+    grep '^first' "$DATA/$1-$kind.out" | sed 's/^/    /' || true
+  done
+}
+load_5xx() { # all phases' 5xx answers
+  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^statuses' | grep -oE '5[0-9][0-9]: [0-9]+' | awk '{ s += $2 } END { print s + 0 }'
+}
+load_5xx_bare() { # all phases' 5xx answers without Retry-After
+  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^5xx without' | awk '{ s += $NF } END { print s + 0 }'
+}
+load_connection_errors() { # all phases' connect, read, write errors and timeouts
+  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^errors' | awk -F'[ ,]+' '{ s += $3 + $5 + $7 + $9 } END { print s + 0 }'
+}

@@ -91,5 +91,5 @@ SQL
       "$platform" "$n" "$ok" "$p50" "$p99" "$max"
   done
 done
-echo "probe answers other than 202: $(grep -c 'HTTP\|Exception' "$DATA/probes.log" 2>/dev/null || echo 0); load average $(loadavg)"
+echo "probe answers other than 202: $(cat "$DATA/probes.log" 2>/dev/null | grep -c 'HTTP\|Exception' || true); load average $(loadavg)"
 [ "$LOST" -eq 0 ] || exit 1

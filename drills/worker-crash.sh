@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-300000}
 AT=${2:-50}
 BASE_PORT=${BASE_PORT:-18300}
-trap drill_cleanup EXIT
+trap '[ -n "${PROGRESS:-}" ] && kill "$PROGRESS" 2>/dev/null; drill_cleanup' EXIT
 drill_setup worker-crash
 EXTRA=()
 [ -n "${PUSH_DELIVERY_LEASE:-}" ] && EXTRA+=("PUSH_DELIVERY_LEASE=$PUSH_DELIVERY_LEASE")
@@ -30,22 +30,26 @@ load_devices ios "$DEVICES"
 ID=$(send '{"title":"Drill","body":"worker crash","ttl":86400,"target":{"type":"all"}}')
 START=$(date +%s.%N)
 THRESHOLD=$((DEVICES * AT / 100))
+# the busier worker over one second, once the send is under way, is the one delivering it
+while [ "$(accepted "$ID")" -lt $((DEVICES / 20)) ]; do sleep 0.2; done
+c1=$(cpu_ticks "${PIDS[worker1]}"); c2=$(cpu_ticks "${PIDS[worker2]}"); sleep 1
+d1=$(($(cpu_ticks "${PIDS[worker1]}") - c1)); d2=$(($(cpu_ticks "${PIDS[worker2]}") - c2))
+VICTIM=worker1; SURVIVOR=worker2; [ "$d2" -gt "$d1" ] && VICTIM=worker2 && SURVIVOR=worker1
 while [ "$(accepted "$ID")" -lt "$THRESHOLD" ]; do
   [ "$(terminal "$ID")" = t ] && { echo "finished before $AT% were accepted: use more devices" >&2; exit 1; }
   sleep 0.2
 done
-# the busier worker over one second is the one delivering this send
-c1=$(cpu_ticks "${PIDS[worker1]}"); c2=$(cpu_ticks "${PIDS[worker2]}"); sleep 1
-d1=$(($(cpu_ticks "${PIDS[worker1]}") - c1)); d2=$(($(cpu_ticks "${PIDS[worker2]}") - c2))
-VICTIM=worker1; SURVIVOR=worker2; [ "$d2" -gt "$d1" ] && VICTIM=worker2 && SURVIVOR=worker1
 stop_instance "$VICTIM" KILL
 KILLED=$(date +%s.%N)
 FLIGHT=$(in_flight "$ID")
 read -r _ PUSHES_AT_KILL < "$PEERS/apns-tokens.txt"
-echo "killed $VICTIM (-9; CPU over the last second: worker1 $d1, worker2 $d2 ticks) at $(accepted "$ID") accepted," \
+echo "killed $VICTIM (-9; CPU over one second early in the send: worker1 $d1, worker2 $d2 ticks) at $(accepted "$ID") accepted," \
      "$(awk -v a="$KILLED" -v b="$START" 'BEGIN { printf "%.1f", a - b }') s after the send; $FLIGHT in flight (sending or handed over, unrecorded);" \
      "the peer had taken $PUSHES_AT_KILL pushes"
+( while sleep 10; do echo "  $(( $(date +%s) - ${KILLED%.*} )) s after the kill: $(accepted "$ID") accepted, $(in_flight "$ID") sending or handed over"; done ) &
+PROGRESS=$!
 wait_terminal "$ID" 1800 || echo "not finished 30 minutes after the kill" >&2
+kill "$PROGRESS" 2>/dev/null || true
 DONE=$(date +%s.%N)
 sleep 1
 read -r DISTINCT TOTAL < "$PEERS/apns-tokens.txt"

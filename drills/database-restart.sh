@@ -82,6 +82,6 @@ echo "clients during the send:"
 phase_report load
 FIVE=$(load_5xx); BARE=$(load_5xx_bare); CONN=$(load_connection_errors)
 echo "service log: $(grep -c ' ERROR ' "$DATA/svc/service.log" || true) errors, $(grep -c ' WARN ' "$DATA/svc/service.log" || true) warnings; most frequent:"
-grep -E ' (ERROR|WARN) ' "$DATA/svc/service.log" | cut -c14-200 | sort | uniq -c | sort -rn | head -6 | sed 's/^/    /'
+grep -E ' (ERROR|WARN) ' "$DATA/svc/service.log" | cut -c14-200 | sort | uniq -c | sort -rn | head -6 | sed 's/^/    /' || true
 echo "clients: 5xx $FIVE ($BARE without Retry-After), connection errors $CONN; load average $(loadavg)"
 [ "$LOST" -eq 0 ] && [ "$BARE" -eq 0 ] || exit 1

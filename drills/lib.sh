@@ -167,11 +167,11 @@ phase_report() { # phase_report NAME
   done
 }
 load_5xx() { # all phases' 5xx answers
-  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^statuses' | grep -oE '5[0-9][0-9]: [0-9]+' | awk '{ s += $2 } END { print s + 0 }'
+  awk -F'[:,] *' '/^statuses/ { for (i = 2; i < NF; i += 2) if ($i >= 500) s += $(i + 1) } END { print s + 0 }' "$DATA"/*-registrations.out "$DATA"/*-events.out
 }
 load_5xx_bare() { # all phases' 5xx answers without Retry-After
-  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^5xx without' | awk '{ s += $NF } END { print s + 0 }'
+  awk '/^5xx without/ { s += $NF } END { print s + 0 }' "$DATA"/*-registrations.out "$DATA"/*-events.out
 }
 load_connection_errors() { # all phases' connect, read, write errors and timeouts
-  cat "$DATA"/*-registrations.out "$DATA"/*-events.out | grep '^errors' | awk -F'[ ,]+' '{ s += $3 + $5 + $7 + $9 } END { print s + 0 }'
+  awk -F'[ ,]+' '/^errors/ { s += $3 + $5 + $7 + $9 } END { print s + 0 }' "$DATA"/*-registrations.out "$DATA"/*-events.out
 }

@@ -75,7 +75,9 @@ STATUS=$($PG -Atc "select status from notifications where id = '$ID'")
 ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$ID'")
 ACCEPTED=$(accepted "$ID")
 LATE=$(late "$ID")
-LOST=$((DEVICES - ACCEPTED))
+# the registrations of the load add devices the send may reach: every row not accepted is lost, and
+# every loaded device without a row
+LOST=$((ROWS - ACCEPTED + (ROWS < DEVICES ? DEVICES - ROWS : 0)))
 echo "notification $STATUS: $ROWS rows, $ACCEPTED accepted; finished $((DONE - UP)) s after PostgreSQL came back ($((DONE - START)) s in all)"
 echo "lost: $LOST; sent twice: $((TOTAL - DISTINCT)) (the peer took $TOTAL pushes for $DISTINCT devices); late: $LATE"
 echo "clients during the send:"

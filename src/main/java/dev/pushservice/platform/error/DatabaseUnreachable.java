@@ -6,6 +6,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.TransientDataAccessResourceException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.transaction.CannotCreateTransactionException;
+import org.springframework.transaction.TransactionSystemException;
 
 /**
  * Whether a request failed because the database could not be reached (no connection within the
@@ -22,11 +23,19 @@ public final class DatabaseUnreachable {
     private DatabaseUnreachable() {
     }
 
-    /** True when {@code e} or one of its causes says the database could not be reached. */
+    /**
+     * True when {@code e} or one of its causes says the database could not be reached; also when a
+     * transaction's rollback failed on the closed connection after such a failure (Spring then throws
+     * the rollback's {@link TransactionSystemException}, the failure kept as its application exception).
+     */
     public static boolean causes(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof DataAccessResourceFailureException || t instanceof TransientDataAccessResourceException
                     || t instanceof CannotCreateTransactionException) {
+                return true;
+            }
+            if (t instanceof TransactionSystemException tx && tx.getApplicationException() != null
+                    && tx.getApplicationException() != e && causes(tx.getApplicationException())) {
                 return true;
             }
         }

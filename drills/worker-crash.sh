@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-300000}
 AT=${2:-50}
 BASE_PORT=${BASE_PORT:-18300}
-trap '[ -n "${PROGRESS:-}" ] && kill "$PROGRESS" 2>/dev/null; drill_cleanup' EXIT
+trap '[ -n "${PROGRESS:-}" ] && kill "$PROGRESS" 2>/dev/null || true; drill_cleanup' EXIT
 drill_setup worker-crash
 EXTRA=()
 [ -n "${PUSH_DELIVERY_LEASE:-}" ] && EXTRA+=("PUSH_DELIVERY_LEASE=$PUSH_DELIVERY_LEASE")

@@ -60,7 +60,7 @@ echo "  /health 5 s after: HTTP $(curl -s -o "$DATA/health.json" -w '%{http_code
 wait $WRK_PIDS; WRK_PIDS=
 phase_report after
 echo "service log: $(grep -c 'Redis' "$DATA/svc/service.log" || true) lines naming Redis, $(grep -c ' ERROR ' "$DATA/svc/service.log" || true) errors"
-grep -E 'Redis|ERROR' "$DATA/svc/service.log" | cut -c14-220 | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /' || true
+grep -E 'Redis|ERROR' "$DATA/svc/service.log" | cut -c14-220 | sed 's/\[[^]]*\] //' | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /' || true
 FIVE=$(load_5xx); CONN=$(load_connection_errors)
 echo "5xx: $FIVE; connection errors (connect, read, write, timeout): $CONN; load average $(loadavg)"
 [ "$FIVE" -eq 0 ] && [ "$CONN" -eq 0 ] || exit 1

@@ -33,7 +33,10 @@ import org.springframework.stereotype.Component;
  * answer of the provider other than an outage failure (accepted, or a rejection: the provider is up)
  * closes it. A 429 pauses the circuit for its {@code Retry-After}, or without one for
  * {@link BreakerProperties#rateLimitBackoff()} (60 s by default), doubling while 429s follow each other:
- * the provider limits the project (FCM) or the credential (APNs), not one device.
+ * the provider limits the project (FCM) or the credential (APNs), not one device. Until that pause ends,
+ * an accepted answer does not close the circuit: it answers a request sent before the 429 (one of the
+ * in-flight window), says nothing about the quota now, and closing on it let a large send go on at full
+ * rate into a storm of 429s (drills/provider-storm.sh).
  *
  * <p>What a lane does with it ({@link Lane}): its claimer asks {@link #paused} which apps' whole-app
  * circuits of a platform are open (providers without origins: APNs, FCM) and claims none of their
@@ -217,6 +220,7 @@ public final class ProviderBreakers implements ProviderCircuits {
                 boolean closed = false;
                 if (s != null) {
                     synchronized (s) {
+                        if (s.rateLimitedUntil != null && now.isBefore(s.rateLimitedUntil)) return s.retryAt;
                         circuits.remove(circuit, s);
                         closed = s.retryAt != null;
                         s.retryAt = null;
@@ -242,6 +246,7 @@ public final class ProviderBreakers implements ProviderCircuits {
                         max(properties.rateLimitBackoff(), properties.maxProbeInterval()).multipliedBy(16));
                 if (probe) s.probing = false;
                 Instant end = now.plus(pause);
+                if (s.rateLimitedUntil == null || end.isAfter(s.rateLimitedUntil)) s.rateLimitedUntil = end;
                 if (s.retryAt == null) {
                     opened = true;
                     s.openedAt = now;
@@ -345,6 +350,8 @@ public final class ProviderBreakers implements ProviderCircuits {
         int rateLimited;
         boolean probing;
         Instant retryAt;
+        /** The end of the latest 429's pause: before it, no accepted answer closes the circuit. */
+        Instant rateLimitedUntil;
         Instant openedAt;
         String reason;
     }

@@ -181,7 +181,7 @@ class EventWriter implements SmartLifecycle {
     }
 
     private static void fail(List<Pending> batch, RuntimeException e) {
-        log.error("Writing {} events failed; their requests get 500", batch.size(), e);
+        log.error("Writing {} events failed; their requests get an error (503 when the database is unreachable)", batch.size(), e);
         batch.forEach(p -> p.outcome().completeExceptionally(e));
     }
 

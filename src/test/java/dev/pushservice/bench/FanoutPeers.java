@@ -38,6 +38,11 @@ import tools.jackson.databind.node.ObjectNode;
  * (every connection cut, new ones refused, as a peer killed with -9), and {@code apns-tokens.txt}
  * holds {@code DISTINCT_TOKENS TOTAL_PUSHES} accepted by APNs so far.
  *
+ * <p>While the file {@code fcm-storm} exists in DIR (the storm drill, {@code drills/provider-storm.sh}),
+ * FCM answers a share of sends with errors: the file holds {@code SHARE_429_RETRY_AFTER SHARE_429
+ * SHARE_503 RETRY_AFTER_SECONDS} (e.g. {@code 0.15 0.15 0.10 5}). {@code fcm.txt} holds {@code
+ * ANSWERED ACCEPTED STORM_ERRORS}, FCM's sends so far, every 100 ms.
+ *
  * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay] [WEB_ANSWERS_PER_SECOND]}; the number makes the
  * Web Push receiver a slow push service that answers at most that many pushes a second.
  */
@@ -112,6 +117,8 @@ public final class FanoutPeers {
         Path tmp = dir.resolve("counts.tmp");
         Path arrived = dir.resolve("arrivals.txt");
         boolean proxyDown = false;
+        Path stormFile = dir.resolve("fcm-storm");
+        boolean storming = false;
         while (true) {
             StringBuilder lines = new StringBuilder();
             for (String line; (line = arrivals.poll()) != null; ) lines.append(line);
@@ -120,6 +127,21 @@ public final class FanoutPeers {
             }
             Files.writeString(tmp, apnsAccepted.get() + " " + fcm.sendsAccepted() + " " + web.acceptedCount() + "\n");
             Files.move(tmp, counts, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            boolean wantStorm = Files.exists(stormFile);
+            if (wantStorm != storming) {
+                LocalFcmServer.Storm storm = null;
+                if (wantStorm) {
+                    String[] f = Files.readString(stormFile).trim().split("\\s+");
+                    storm = new LocalFcmServer.Storm(Double.parseDouble(f[0]), Double.parseDouble(f[1]),
+                            Double.parseDouble(f[2]), Integer.parseInt(f[3]));
+                }
+                fcm.storm(storm);
+                storming = wantStorm;
+                System.out.println(Instant.now() + " FCM storm " + (wantStorm ? "on: " + storm : "off"));
+            }
+            Files.writeString(dir.resolve("fcm.tmp"), fcm.sendsAnswered() + " " + fcm.sendsAccepted() + " " + fcm.stormReplies() + "\n");
+            Files.move(dir.resolve("fcm.tmp"), dir.resolve("fcm.txt"),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             if (proxy != null) {
                 boolean wantDown = Files.exists(down);
                 if (wantDown != proxyDown) {

@@ -63,6 +63,24 @@ class ProviderBreakersTests {
     }
 
     @Test
+    void anAcceptedAnswerDuringARateLimitPauseDoesNotLiftIt() {
+        assertThat(fail(android, false, ReasonCode.RATE_LIMITED, t0)).isEqualTo(t0.plusSeconds(60));
+        // requests sent before the 429 (the in-flight window) are accepted after it: the pause stands
+        assertThat(breakers.answered(android, false, ProviderBreakers.Answer.UP, null, null, t0.plusMillis(5)))
+                .isEqualTo(t0.plusSeconds(60));
+        assertThat(breakers.admit(android, t0.plusSeconds(1))).isInstanceOf(ProviderBreakers.Wait.class);
+        // a 429 with a short Retry-After does not shorten it either
+        breakers.answered(android, false, ProviderBreakers.Answer.RATE_LIMITED, ReasonCode.RATE_LIMITED.code(),
+                Duration.ofSeconds(5), t0.plusSeconds(2));
+        assertThat(breakers.answered(android, false, ProviderBreakers.Answer.UP, null, null, t0.plusSeconds(10)))
+                .isEqualTo(t0.plusSeconds(60));
+        // after the pause the probe's acceptance closes the circuit
+        assertThat(breakers.admit(android, t0.plusSeconds(60))).isEqualTo(new ProviderBreakers.Send(true));
+        assertThat(breakers.answered(android, true, ProviderBreakers.Answer.UP, null, null, t0.plusSeconds(61))).isNull();
+        assertThat(breakers.admit(android, t0.plusSeconds(61))).isEqualTo(new ProviderBreakers.Send(false));
+    }
+
+    @Test
     void oneDeviceRateLimitedByApnsPausesNothing() {
         for (int i = 0; i < 10; i++) {
             assertThat(fail(ios, false, ReasonCode.DEVICE_RATE_LIMITED, t0)).isNull();

@@ -216,7 +216,7 @@ class OpenApiContractTests {
                 return;
             }
             Set<String> statuses = Set.copyOf(op.path("responses").propertyNames());
-            for (String s : List.of("401", "403", "429", "500")) {
+            for (String s : List.of("401", "403", "429", "500", "503")) {
                 if (!statuses.contains(s)) problems.add(method + " " + path + " lacks " + s);
             }
             if (op.has("requestBody")) {

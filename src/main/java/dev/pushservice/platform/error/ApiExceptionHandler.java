@@ -129,6 +129,12 @@ class ApiExceptionHandler {
 
     @ExceptionHandler(Exception.class)
     ResponseEntity<ErrorBody> unexpected(Exception e, HttpServletRequest request) {
+        if (DatabaseUnreachable.causes(e)) {
+            // a restart or outage of the database: the client retries; one line, no stack trace
+            log.warn("Database unreachable on {} {}: {}", request.getMethod(), request.getRequestURI(), e.getClass().getSimpleName());
+            return json(ErrorCode.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, DatabaseUnreachable.RETRY_AFTER_SECONDS)
+                    .body(ErrorBody.of(ErrorCode.SERVICE_UNAVAILABLE, DatabaseUnreachable.MESSAGE, List.of(), RequestIds.current(request)));
+        }
         log.error("Unhandled error on {} {}", request.getMethod(), request.getRequestURI(), e);
         return error(ErrorCode.INTERNAL_ERROR, "Internal error; quote the request id when reporting it", request);
     }

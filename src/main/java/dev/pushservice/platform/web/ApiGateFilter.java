@@ -5,6 +5,7 @@ import dev.pushservice.platform.auth.ApiKeys;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.config.PushProperties;
 import dev.pushservice.platform.error.ApiException;
+import dev.pushservice.platform.error.DatabaseUnreachable;
 import dev.pushservice.platform.error.ErrorCode;
 import dev.pushservice.platform.error.ErrorWriter;
 import jakarta.servlet.FilterChain;
@@ -61,7 +62,13 @@ class ApiGateFilter extends OncePerRequestFilter {
             throws ServletException, IOException {
         try {
             HttpServletRequest checked = readBody(request, response);
-            authenticate(checked);
+            try {
+                authenticate(checked);
+            } catch (RuntimeException e) {
+                // the key's lookup could not reach the database: a 503 to retry, not a servlet error (a 500)
+                if (!DatabaseUnreachable.causes(e)) throw e;
+                throw DatabaseUnreachable.unavailable();
+            }
             chain.doFilter(checked, response);
         } catch (ApiException e) {
             errors.write(request, response, e);

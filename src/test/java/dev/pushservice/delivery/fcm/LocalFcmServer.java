@@ -45,6 +45,9 @@ import tools.jackson.databind.json.JsonMapper;
  *     {@linkplain #replyFor configured} for the message's registration token.</li>
  * </ul>
  *
+ * <p>A {@linkplain #storm storm} (the provider-storm drill) answers a random share of sends with 429s and
+ * 503s instead, whatever the token.
+ *
  * <p>Thread-safe; counters are cumulative since start.
  */
 public final class LocalFcmServer implements AutoCloseable {
@@ -119,6 +122,15 @@ public final class LocalFcmServer implements AutoCloseable {
     private final AtomicLong messageIds = new AtomicLong();
     private volatile Duration tokenLifetime = Duration.ofHours(1);
     private volatile boolean recording = true;
+    private volatile Storm storm;
+    private final AtomicLong stormReplies = new AtomicLong();
+
+    /**
+     * Shares (0 to 1) of sends answered 429 with {@code Retry-After: retryAfterSeconds}, 429 without it,
+     * and 503 {@code UNAVAILABLE}; the rest as usual.
+     */
+    public record Storm(double rateLimitedWithRetryAfter, double rateLimited, double unavailable, int retryAfterSeconds) {
+    }
     private LocalHttpServer server;
 
     /** @param port the loopback port to listen on; 0 picks a free one (see {@link #port()}) */
@@ -171,6 +183,16 @@ public final class LocalFcmServer implements AutoCloseable {
     /** Answer sends to this registration token with {@code reply} from now on. */
     public void replyFor(String registrationToken, Reply reply) {
         replies.put(registrationToken, reply);
+    }
+
+    /** Answer a random share of sends with errors from now on ({@code null}: stop). */
+    public void storm(Storm storm) {
+        this.storm = storm;
+    }
+
+    /** Sends answered with an error of a {@linkplain #storm storm} so far. */
+    public long stormReplies() {
+        return stormReplies.get();
     }
 
     /** Record each send's body (on by default; benchmarks turn it off to save memory). */
@@ -297,7 +319,9 @@ public final class LocalFcmServer implements AutoCloseable {
             return Mono.just(error(400, "INVALID_ARGUMENT", "Invalid JSON payload or missing message.token"));
         }
         if (recording) received.add(new Received(request.protocol(), project, authorization, body));
-        Reply reply = replies.getOrDefault(registrationToken, Reply.ok());
+        Reply stormed = stormReply();
+        if (stormed != null) stormReplies.incrementAndGet();
+        Reply reply = stormed != null ? stormed : replies.getOrDefault(registrationToken, Reply.ok());
         String answer = reply.status() == 200 && reply.body() == null
                 ? "{\"name\":\"projects/" + project + "/messages/" + messageIds.incrementAndGet() + "\"}"
                 : reply.body();
@@ -312,6 +336,22 @@ public final class LocalFcmServer implements AutoCloseable {
         });
         return reply.delay().isZero() ? response
                 : Mono.delay(reply.delay()).then(response).doOnCancel(concurrent::decrementAndGet);
+    }
+
+    /** A storm's error for this send, or null (no storm, or this send is answered as usual). */
+    private Reply stormReply() {
+        Storm current = storm;
+        if (current == null) return null;
+        double r = java.util.concurrent.ThreadLocalRandom.current().nextDouble();
+        if (r < current.rateLimitedWithRetryAfter()) {
+            return Reply.error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded.")
+                    .withHeader("Retry-After", Integer.toString(current.retryAfterSeconds()));
+        }
+        r -= current.rateLimitedWithRetryAfter();
+        if (r < current.rateLimited()) return Reply.error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded.");
+        r -= current.rateLimited();
+        if (r < current.unavailable()) return Reply.error(503, "UNAVAILABLE", "UNAVAILABLE", "The service is currently unavailable.");
+        return null;
     }
 
     private static Response error(int status, String grpcStatus, String message) {

@@ -94,6 +94,7 @@ class WebhookRelayTests extends ApiTest {
                 int writer = w;
                 UUID app = apps.get(w);
                 running.add(writers.submit(() -> {
+                    boolean[] counted = {false};
                     try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.username(), db.password());
                          PreparedStatement insert = c.prepareStatement(INSERT)) {
                         c.setAutoCommit(false);
@@ -102,7 +103,10 @@ class WebhookRelayTests extends ApiTest {
                             // others write and commit far more (and higher) ids, and it commits seconds later
                             for (int from = 0; from < FACTS_PER_WRITER; from += 250) {
                                 insert(insert, app, writer, from, Math.min(FACTS_PER_WRITER, from + 250));
-                                if (from == 0) holdersStarted.countDown();
+                                if (from == 0) {
+                                    holdersStarted.countDown();
+                                    counted[0] = true;
+                                }
                                 Thread.sleep(100);
                             }
                             othersDone.await();
@@ -121,7 +125,12 @@ class WebhookRelayTests extends ApiTest {
                                 size = size * 7 % 400 + 1;
                             }
                             othersDone.countDown();
+                            counted[0] = true;
                         }
+                    } finally {
+                        // a writer that failed (no connection, a statement refused) releases the others, so
+                        // the test fails at once with its cause instead of every writer waiting for it
+                        if (!counted[0]) (writer < HOLDERS ? holdersStarted : othersDone).countDown();
                     }
                     return null;
                 }));

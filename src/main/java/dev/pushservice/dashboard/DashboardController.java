@@ -6,11 +6,8 @@ import dev.pushservice.devices.DeviceCounts;
 import dev.pushservice.devices.DeviceService;
 import dev.pushservice.notifications.NotificationService;
 import dev.pushservice.notifications.NotificationView;
-import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.List;
-import java.util.NoSuchElementException;
-import java.util.UUID;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
@@ -25,11 +22,13 @@ class DashboardController {
     static final int RECENT_NOTIFICATIONS = 10;
 
     private final TenantService tenants;
+    private final DashboardAccess access;
     private final DeviceService devices;
     private final NotificationService notifications;
 
-    DashboardController(TenantService tenants, DeviceService devices, NotificationService notifications) {
+    DashboardController(TenantService tenants, DashboardAccess access, DeviceService devices, NotificationService notifications) {
         this.tenants = tenants;
+        this.access = access;
         this.devices = devices;
         this.notifications = notifications;
     }
@@ -51,7 +50,7 @@ class DashboardController {
     /** One app: devices by platform and state, the latest notifications with their delivery counts. */
     @GetMapping("/dashboard/apps/{appId}")
     String app(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
-        Tenants.App app = appOf(me, appId);
+        Tenants.App app = access.app(me, appId);
         List<DeviceCounts> counts = devices.countsByPlatform(app.id());
         List<NotificationView> recent = notifications.list(app.id(), new PageRequest(1, RECENT_NOTIFICATIONS)).data();
         model.addAttribute("me", me);
@@ -61,18 +60,5 @@ class DashboardController {
         model.addAttribute("invalid", counts.stream().mapToLong(DeviceCounts::invalid).sum());
         model.addAttribute("notifications", recent);
         return "app";
-    }
-
-    /** The app, when it exists and belongs to the member's organisation; otherwise "not found", never "forbidden". */
-    private Tenants.App appOf(DashboardMember me, String rawId) {
-        UUID id = dev.pushservice.platform.json.Uuids.parse(rawId);
-        if (id == null) throw new NotFound("App");
-        try {
-            Tenants.App app = tenants.app(id);
-            if (!app.orgId().equals(me.orgId())) throw new NotFound("App");
-            return app;
-        } catch (NoSuchElementException e) {
-            throw new NotFound("App");
-        }
     }
 }

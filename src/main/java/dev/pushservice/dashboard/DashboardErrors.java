@@ -17,7 +17,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
  * Errors of dashboard pages as a page with a message, never a stack trace (the API's JSON error
  * shape stays the API's). Another organisation's resource is "not found", like one that does not exist.
  */
-@ControllerAdvice(assignableTypes = {DashboardController.class, MembersController.class, JoinController.class})
+@ControllerAdvice(basePackageClasses = DashboardErrors.class)
 @Order(Ordered.HIGHEST_PRECEDENCE)
 class DashboardErrors {
 

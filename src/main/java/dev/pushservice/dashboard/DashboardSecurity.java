@@ -38,11 +38,12 @@ class DashboardSecurity implements WebMvcConfigurer {
     static final String SIGN_IN = "/dashboard/sign-in";
     static final String COOKIE = "push_dashboard";
     /**
-     * Pages load only their own stylesheet and images; no script at all (none is inline, and none
-     * may be), no framing, forms post only here.
+     * Pages load only the jar's own stylesheets, images and scripts (htmx, uPlot and
+     * {@code dashboard.js}; none is inline, and none may be: no {@code unsafe-inline}, no
+     * {@code unsafe-eval}), fetch only from here, cannot be framed, and post forms only here.
      */
-    static final String CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+    static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
     /** Targets of Boot's filter registrations ({@code DelegatingFilterProxyRegistrationBean}s), by bean name. */
     private static final Set<String> DASHBOARD_FILTER_REGISTRATIONS =
@@ -129,9 +130,19 @@ class DashboardSecurity implements WebMvcConfigurer {
         return cookie;
     }
 
-    /** The stylesheet, from the jar. */
+    /**
+     * The dashboard's own stylesheet and script, and under {@code /dashboard/assets/lib/} the WebJars
+     * it uses (htmx, uPlot) without their version in the path ({@code lib/htmx.org/dist/htmx.js}),
+     * all from the jar. Cached for an hour: a new release is picked up within one.
+     */
     @Override
     public void addResourceHandlers(ResourceHandlerRegistry registry) {
-        registry.addResourceHandler("/dashboard/assets/**").addResourceLocations("classpath:/dashboard/assets/");
+        registry.addResourceHandler("/dashboard/assets/lib/**")
+                .addResourceLocations("classpath:/META-INF/resources/webjars/")
+                .setCacheControl(org.springframework.http.CacheControl.maxAge(java.time.Duration.ofHours(1)))
+                .resourceChain(true)
+                .addResolver(new org.springframework.web.servlet.resource.LiteWebJarsResourceResolver());
+        registry.addResourceHandler("/dashboard/assets/**").addResourceLocations("classpath:/dashboard/assets/")
+                .setCacheControl(org.springframework.http.CacheControl.maxAge(java.time.Duration.ofHours(1)));
     }
 }

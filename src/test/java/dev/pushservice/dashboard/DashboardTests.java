@@ -34,38 +34,13 @@ import tools.jackson.databind.json.JsonMapper;
  * failures and lock-out, CSRF, sign-out, sessions in PostgreSQL shared by instances, the CLI's
  * first owner, invites, the organisation check, and the wall between the dashboard and the API.
  */
-class DashboardTests extends ApiTest {
-
-    private static final String PASSWORD = "correct horse battery";
-
-    @Autowired
-    MemberService members;
+class DashboardTests extends DashboardTest {
 
     @Autowired
     JdbcClient jdbc;
 
     @TempDir
     Path cliDataDir;
-
-    private DashboardClient browser() {
-        return new DashboardClient("http://127.0.0.1:" + port);
-    }
-
-    /** A member of {@code org} with {@link #PASSWORD}, made as the CLI and the setup link make one. */
-    private String member(UUID org, MemberRole role) {
-        String email = TestTokens.unique("m").toLowerCase() + "@example.com";
-        MemberLink link = members.addMember(org, email, role);
-        members.redeem(link.token(), null, PASSWORD);
-        return email;
-    }
-
-    private DashboardClient signedIn(String email) {
-        DashboardClient browser = browser();
-        HttpResponse<String> r = browser.signIn(email, PASSWORD);
-        assertThat(r.statusCode()).isEqualTo(302);
-        assertThat(DashboardClient.location(r)).isEqualTo("/dashboard");
-        return browser;
-    }
 
     @Test
     void signInSetsAnHttpOnlyLaxSessionCookieForTheDashboardOnlyAndPagesCarryAStrictPolicy() {
@@ -414,5 +389,32 @@ class DashboardTests extends ApiTest {
         Files.delete(out);
         Files.delete(err);
         return run;
+    }
+
+    @Test
+    void signedInPagesLoadHtmxAndTheirScriptFromTheJarUnderAPolicyWithoutInlineScript() {
+        TestApp app = newApp();
+        DashboardClient browser = signedIn(member(app.orgId(), MemberRole.MEMBER));
+
+        HttpResponse<String> page = browser.get("/dashboard/apps/" + app.appId());
+        assertThat(page.statusCode()).isEqualTo(200);
+        String policy = page.headers().firstValue("Content-Security-Policy").orElseThrow();
+        assertThat(policy).contains("script-src 'self'").doesNotContain("unsafe-inline", "unsafe-eval");
+        assertThat(page.body()).as("WebJar links carry the version").contains("src=\"/dashboard/assets/lib/htmx.org/2.",
+                "src=\"/dashboard/assets/dashboard.js\"", "name=\"csrf-token\"", "aria-current=\"page\"",
+                "/dashboard/apps/" + app.appId() + "/notifications");
+        assertThat(page.body().split("<head>", -1)).as("one head").hasSize(2);
+        assertThat(page.body()).doesNotContain("<script>").as("no inline script").doesNotContainPattern("<script(?![^>]*src=)");
+
+        for (String asset : List.of("/dashboard/assets/lib/htmx.org/dist/htmx.js", "/dashboard/assets/dashboard.js",
+                "/dashboard/assets/lib/uplot/dist/uPlot.iife.min.js")) {
+            HttpResponse<String> js = browser.get(asset);
+            assertThat(js.statusCode()).as(asset).isEqualTo(200);
+            assertThat(js.headers().firstValue("Content-Type").orElseThrow()).as(asset).contains("javascript");
+        }
+        HttpResponse<String> css = browser.get("/dashboard/assets/lib/uplot/dist/uPlot.min.css");
+        assertThat(css.statusCode()).isEqualTo(200);
+        assertThat(browser().get("/dashboard/assets/lib/htmx.org/dist/htmx.js").statusCode())
+                .as("assets need no session").isEqualTo(200);
     }
 }

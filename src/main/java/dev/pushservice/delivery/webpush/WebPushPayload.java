@@ -12,7 +12,7 @@ import tools.jackson.databind.node.ObjectNode;
  * are omitted, never null:
  *
  * <pre>{@code
- * {"notification_id": "…", "title": "…", "body": "…", "image": image_url, "url": click_url,
+ * {"v": 1, "notification_id": "…", "device_id": "…", "title": "…", "body": "…", "image": image_url, "url": click_url,
  *  "tag": collapse_id, "interruption_level": "active", "data": {…},
  *  "actions": [{"action": id, "title": text, "icon": icon}]}
  * }</pre>
@@ -21,8 +21,18 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link dev.pushservice.delivery.PlatformOverrides} ({@code icon}, {@code badge},
  * {@code require_interaction}, {@code renotify}, {@code silent}, {@code tag}), checked at creation.
  * iOS-only fields ({@code sound}, {@code badge} count, {@code category}) are not sent.
+ *
+ * <p>{@code v} is the payload format's version ({@link #VERSION}; docs/web-sdk.md): the service
+ * worker of the web SDK ({@code sdk/web/push-sw.js}) reads exactly these keys. A change that a
+ * worker of the current version would misread (a key renamed or its meaning changed) takes a new
+ * version; new optional keys do not. {@code device_id} is the recipient device, so the worker can
+ * report {@code confirmed_delivered}, {@code opened}, {@code clicked} and {@code dismissed} events
+ * for it (the override keys cannot replace {@code v}, {@code notification_id} or {@code device_id}).
  */
 final class WebPushPayload {
+
+    /** The payload format's version, sent as {@code v}. */
+    static final int VERSION = 1;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -31,7 +41,9 @@ final class WebPushPayload {
 
     static byte[] encode(PushMessage message) {
         ObjectNode root = JSON.createObjectNode();
+        root.put("v", VERSION);
         if (message.notificationId() != null) root.put("notification_id", message.notificationId().toString());
+        if (message.deviceId() != null) root.put("device_id", message.deviceId().toString());
         putIfPresent(root, "title", message.title());
         putIfPresent(root, "body", message.body());
         putIfPresent(root, "image", message.imageUrl());

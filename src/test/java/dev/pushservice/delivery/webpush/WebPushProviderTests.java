@@ -67,7 +67,8 @@ class WebPushProviderTests {
         ObjectNode overrides = JSON.createObjectNode();
         overrides.putObject("web").put("icon", "https://cdn.example/icon.png").put("require_interaction", true);
         UUID notificationId = UUID.randomUUID();
-        PushMessage message = new PushMessage(APP, notificationId, UUID.randomUUID(), Platform.WEB, subscriber.json(),
+        UUID deviceId = UUID.randomUUID();
+        PushMessage message = new PushMessage(APP, notificationId, deviceId, Platform.WEB, subscriber.json(),
                 "Your order shipped", "Arrives Tuesday – track it ✓", "https://cdn.example/box.png",
                 "https://shop.example/orders/42", Map.of("order_id", "42", "items", List.of(1, 2)), 3600, "order-42",
                 "default", 3, "ORDER", List.of(new PushMessage.Action("track", "Track", "https://cdn.example/t.png"),
@@ -88,7 +89,9 @@ class WebPushProviderTests {
         assertThat(push.header("Content-Type")).isEqualTo("application/octet-stream");
 
         JsonNode payload = JSON.readTree(push.plaintextString());
+        assertThat(payload.path("v").asInt()).as("the payload format's version (docs/web-sdk.md)").isEqualTo(1);
         assertThat(payload.path("notification_id").asString()).isEqualTo(notificationId.toString());
+        assertThat(payload.path("device_id").asString()).as("the worker reports events for it").isEqualTo(deviceId.toString());
         assertThat(payload.path("title").asString()).isEqualTo("Your order shipped");
         assertThat(payload.path("body").asString()).isEqualTo("Arrives Tuesday – track it ✓");
         assertThat(payload.path("image").asString()).isEqualTo("https://cdn.example/box.png");

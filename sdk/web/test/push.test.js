@@ -246,3 +246,15 @@ test('errors of the service reach the caller with status and code', async () => 
   service.publicKey = 'ps_public_' + 'z'.repeat(43); // the page's key no longer works
   await assert.rejects(sdk.subscribe(), (e) => e.name === 'PushServiceError' && e.status === 401 && e.code === 'unauthorized');
 });
+
+test('push.js stays under 10 kB gzipped', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { gzipSync } = await import('node:zlib');
+  const { fileURLToPath } = await import('node:url');
+  for (const file of ['push.js', 'push-sw.js']) {
+    const source = readFileSync(fileURLToPath(new URL('../' + file, import.meta.url)));
+    const gzipped = gzipSync(source, { level: 9 }).length;
+    console.log(`${file}: ${source.length} bytes, ${gzipped} bytes gzipped`);
+    assert.ok(gzipped < 10240, `${file} is ${gzipped} bytes gzipped`);
+  }
+});

@@ -210,7 +210,7 @@ class ContentControlsTests extends PeerApiTest {
         LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
         UUID iosDevice = register(app, "ios", ios, ",\"locale\":\"de-DE\",\"external_user_id\":\"ada\",\"tags\":{\"plan\":\"pro\"}");
         UUID androidDevice = register(app, "android", android, ",\"locale\":\"pt_BR\",\"external_user_id\":\"bob\",\"tags\":{\"plan\":\"team\"}");
-        register(app, "web", browser.json(), ",\"external_user_id\":\"eve\"");
+        UUID webDevice = register(app, "web", browser.json(), ",\"external_user_id\":\"eve\"");
         register(app, "android", TestTokens.fcm(), ",\"tags\":{\"plan\":\"free\"}"); // not in the audience
         String body = """
                 {"title":"Hi {{ external_user_id }}","body":"Plan {{ tags.plan }}","target":{"type":"tag","key":"plan","value":"pro"},
@@ -277,6 +277,8 @@ class ContentControlsTests extends PeerApiTest {
         LocalWebPushReceiver.Received web = WEB.received(browser.id()).getFirst();
         ObjectNode received = (ObjectNode) JSON.readTree(web.plaintextString());
         assertThat(received.remove("notification_id").asString()).isEqualTo(id);
+        assertThat(received.path("device_id").asString()).as("the web SDK's worker reports events for it").isEqualTo(webDevice.toString());
+        assertThat(received.path("v").asInt()).as("the payload format's version").isEqualTo(1);
         assertThat(webSample.path("request").path("body")).isEqualTo(received);
         for (String name : List.of("ttl", "urgency", "topic", "content-encoding")) {
             assertThat(webSample.path("request").path("headers").path(name).asString()).as(name).isEqualTo(web.header(name));

@@ -10,7 +10,7 @@ import java.util.Optional;
  */
 public enum Role {
 
-    /** Serves {@code /v1}, {@code /openapi.yaml} and {@code /docs}, and writes the events it accepts. */
+    /** Serves {@code /v1}, {@code /openapi.yaml}, {@code /docs} and the web SDK ({@code /sdk/v1/…}), and writes the events it accepts. */
     API,
     /** Executes queued background work (db-scheduler table {@code scheduled_tasks}). */
     WORKER,

@@ -18,7 +18,7 @@ import org.springframework.web.filter.OncePerRequestFilter;
 /**
  * On an instance without the {@code api} role, the port serves only {@code /health},
  * {@code /status} and {@code /actuator/…} (metrics); everything else, every {@code /v1} route,
- * {@code /openapi.yaml} and {@code /docs} included, is a 404 {@code not_found} in the error shape,
+ * {@code /openapi.yaml}, {@code /docs} and the web SDK's {@code /sdk/v1/…} included, is a 404 {@code not_found} in the error shape,
  * answered before authentication, so a load balancer that sends API traffic to a worker gets a
  * clear answer and the worker does no API work. Does nothing on {@code api} instances.
  */

@@ -1,6 +1,7 @@
 // push-sw.js in a vm context with a fake self.registration, clients, fetch and IndexedDB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { FakeBrowser, FakeService, worker, pushData } from './fakes.js';
 
 const plain = (v) => JSON.parse(JSON.stringify(v)); // objects made in the worker's context
@@ -18,16 +19,14 @@ async function setUp(options) {
 
 const NOTIFICATION = '0b8f5c3e-6f0e-4a59-9a57-3c1f1e0f6a11';
 
-/** What the service sends (WebPushPayload, format v1). */
+/**
+ * What the service sends: payload-v1.json, whose keys WebPushProviderTests checks against a real
+ * push of the service (WebPushPayload, format v1).
+ */
+const FIXTURE = JSON.parse(readFileSync(new URL('./payload-v1.json', import.meta.url), 'utf8'));
+
 function payload(deviceId, extra = {}) {
-  return {
-    v: 1, notification_id: NOTIFICATION, device_id: deviceId, title: 'Your order shipped', body: 'Arrives Tuesday',
-    image: 'https://cdn.example/box.png', url: 'https://shop.example/orders/42', tag: 'order-42',
-    interruption_level: 'active', data: { order_id: '42' },
-    actions: [{ action: 'track', title: 'Track', icon: 'https://cdn.example/t.png' }, { action: 'later', title: 'Later' }],
-    icon: 'https://cdn.example/icon.png', badge: 'https://cdn.example/badge.png', require_interaction: true, renotify: true,
-    ...extra,
-  };
+  return { ...structuredClone(FIXTURE), notification_id: NOTIFICATION, device_id: deviceId, ...extra };
 }
 
 test('a push is shown with every field of the payload and reported as confirmed_delivered', async () => {

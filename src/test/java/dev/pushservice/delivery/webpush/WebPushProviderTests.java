@@ -111,6 +111,30 @@ class WebPushProviderTests {
         assertThat(payload.has("badge")).isFalse();
     }
 
+    /**
+     * The web SDK's worker is tested with sdk/web/test/payload-v1.json as the service's payload: a
+     * push with every field and every web override decrypts to exactly that fixture's keys (its
+     * actions' too), so the worker's tests read what the service sends.
+     */
+    @Test
+    void everyKeyOfAFullPayloadIsInTheWebSdkFixture() throws Exception {
+        JsonNode fixture = JSON.readTree(java.nio.file.Files.readString(java.nio.file.Path.of("sdk/web/test/payload-v1.json")));
+        Subscriber subscriber = receiver.subscribe();
+        ObjectNode overrides = JSON.createObjectNode();
+        overrides.putObject("web").put("icon", "https://cdn.example/icon.png").put("badge", "https://cdn.example/badge.png")
+                .put("require_interaction", true).put("renotify", true).put("silent", false);
+        PushMessage message = new PushMessage(APP, UUID.randomUUID(), UUID.randomUUID(), Platform.WEB, subscriber.json(),
+                "T", "B", "https://cdn.example/box.png", "https://shop.example/orders/42", Map.of("order_id", "42"), 60, "order-42",
+                "default", 3, "ORDER", List.of(new PushMessage.Action("track", "Track", "https://cdn.example/t.png")),
+                true, overrides, Priority.NORMAL, InterruptionLevel.ACTIVE);
+        assertThat(send(message)).isInstanceOf(DeliveryResult.Accepted.class);
+        JsonNode payload = JSON.readTree(receiver.received(subscriber.id()).getFirst().plaintextString());
+        assertThat(payload.propertyNames()).containsExactlyInAnyOrderElementsOf(fixture.propertyNames());
+        assertThat(payload.path("actions").get(0).propertyNames())
+                .containsExactlyInAnyOrderElementsOf(fixture.path("actions").get(0).propertyNames());
+        assertThat(payload.path("v")).isEqualTo(fixture.path("v"));
+    }
+
     @Test
     void headersFollowTheInterruptionLevelTable() throws Exception {
         record Case(InterruptionLevel level, Priority priority, String urgency) {

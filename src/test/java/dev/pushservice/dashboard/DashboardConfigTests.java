@@ -308,7 +308,13 @@ class DashboardConfigTests extends DashboardTest {
     void webhooksShowTheSecretOnceAndTheirDeliveriesWithAttempts() {
         TestApp app = newApp();
         String base = "/dashboard/apps/" + app.appId() + "/webhooks";
+        JsonNode fromApi = created(api.post("/v1/webhooks", app.serverKey(), q("{'url':'http://127.0.0.1:9/api','events':['*']}")));
         DashboardClient admin = signedIn(app, MemberRole.ADMIN);
+        HttpResponse<String> list = admin.get(base);
+        assertThat(list.statusCode()).isEqualTo(200);
+        assertThat(list.body()).contains("data-id=\"" + fromApi.path("webhook_id").asString() + "\"", "http://127.0.0.1:9/api")
+                .doesNotContain(fromApi.path("secret").asString());
+        assertThat(api.delete("/v1/webhooks/" + fromApi.path("webhook_id").asString(), app.serverKey()).status()).isEqualTo(200);
 
         HttpResponse<String> invalid = admin.submit(base + "/new", base, form("url", "ftp://example.com/x", "events", "nope.kind", "enabled", "true"));
         assertThat(invalid.statusCode()).isEqualTo(422);

@@ -25,15 +25,35 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 public class AuditLog {
 
     /**
-     * Who made a change: {@code api_key} (with the key's id and kind), {@code cli} or {@code system}.
+     * The request attribute (a {@link UUID}) naming the dashboard member who makes the changes of
+     * this request; the dashboard sets it once it has checked the member's stored role.
      */
-    public record Actor(String type, UUID keyId, String keyKind) {
-        public static final Actor CLI = new Actor("cli", null, null);
-        public static final Actor SYSTEM = new Actor("system", null, null);
+    public static final String MEMBER_ATTRIBUTE = AuditLog.class.getName() + ".member";
+
+    /**
+     * Who made a change: {@code api_key} (with the key's id and kind), {@code member} (a dashboard
+     * member, with their id), {@code cli} or {@code system}.
+     */
+    public record Actor(String type, UUID keyId, String keyKind, UUID memberId) {
+        public static final Actor CLI = new Actor("cli", null, null, null);
+        public static final Actor SYSTEM = new Actor("system", null, null, null);
 
         static Actor of(ApiPrincipal principal) {
-            return new Actor("api_key", principal.keyId(), principal.kind().value());
+            return new Actor("api_key", principal.keyId(), principal.kind().value(), null);
         }
+
+        static Actor member(UUID memberId) {
+            return new Actor("member", null, null, memberId);
+        }
+    }
+
+    /** One entry as the dashboard's audit page shows it. */
+    public record Entry(long id, java.time.Instant occurredAt, String actor, UUID keyId, String keyKind, UUID memberId,
+                        String action, String targetType, String targetId, String requestId, List<String> changedFields) {
+    }
+
+    /** Where a page of {@link #newest} starts: strictly older than this entry (null: the newest). */
+    public record Cursor(java.time.Instant occurredAt, long id) {
     }
 
     private final AuditRepository entries;
@@ -67,9 +87,22 @@ public class AuditLog {
         record(appId, action, targetType, targetId, List.of());
     }
 
+    /**
+     * Up to {@code limit} of the app's entries, newest first, older than {@code before} (null: from
+     * the newest), of one {@code action} when given. Keyset paging on an index, so every page costs
+     * the same however deep.
+     */
+    @Transactional(readOnly = true)
+    public List<Entry> newest(UUID appId, String action, Cursor before, int limit) {
+        return entries.newest(appId, action, before, limit);
+    }
+
     private Actor actor(HttpServletRequest request) {
         if (request != null && request.getAttribute(ApiPrincipal.REQUEST_ATTRIBUTE) instanceof ApiPrincipal p) {
             return Actor.of(p);
+        }
+        if (request != null && request.getAttribute(MEMBER_ATTRIBUTE) instanceof UUID member) {
+            return Actor.member(member);
         }
         return cli ? Actor.CLI : Actor.SYSTEM;
     }

@@ -22,8 +22,8 @@ class AuditRepository {
                 String requestId, List<String> changedFields) {
         jdbc.sql("""
                 insert into audit_log (app_id, occurred_at, actor, key_id, key_kind, action, target_type, target_id,
-                                       request_id, changed_fields)
-                values (:app, :at, :actor, :key, :kind, :action, :type, :target, :request, :fields)""")
+                                       request_id, changed_fields, member_id)
+                values (:app, :at, :actor, :key, :kind, :action, :type, :target, :request, :fields, :member)""")
                 .param("app", appId)
                 .param("at", at.atOffset(ZoneOffset.UTC))
                 .param("actor", actor.type())
@@ -34,6 +34,35 @@ class AuditRepository {
                 .param("target", targetId)
                 .param("request", requestId)
                 .param("fields", changedFields.toArray(String[]::new))
+                .param("member", actor.memberId())
                 .update();
+    }
+
+    List<AuditLog.Entry> newest(UUID appId, String action, AuditLog.Cursor before, int limit) {
+        StringBuilder sql = new StringBuilder("""
+                select id, occurred_at, actor, key_id, key_kind, member_id, action, target_type, target_id, request_id,
+                       changed_fields
+                from audit_log where app_id = :app""");
+        var q = new java.util.LinkedHashMap<String, Object>();
+        q.put("app", appId);
+        if (action != null) {
+            sql.append(" and action = :action");
+            q.put("action", action);
+        }
+        if (before != null) {
+            sql.append(" and (occurred_at, id) < (:at, :id)");
+            q.put("at", before.occurredAt().atOffset(ZoneOffset.UTC));
+            q.put("id", before.id());
+        }
+        sql.append(" order by occurred_at desc, id desc limit :limit");
+        q.put("limit", limit);
+        return jdbc.sql(sql.toString()).params(q).query((rs, n) -> {
+            Array fields = rs.getArray("changed_fields");
+            List<String> changed = fields == null ? List.of() : List.of((String[]) fields.getArray());
+            return new AuditLog.Entry(rs.getLong("id"), rs.getObject("occurred_at", java.time.OffsetDateTime.class).toInstant(),
+                    rs.getString("actor"), rs.getObject("key_id", UUID.class), rs.getString("key_kind"),
+                    rs.getObject("member_id", UUID.class), rs.getString("action"), rs.getString("target_type"),
+                    rs.getString("target_id"), rs.getString("request_id"), changed);
+        }).list();
     }
 }

@@ -1,11 +1,14 @@
 /**
- * The audit log: an append-only record of every change made through an API key or the admin CLI.
+ * The audit log: an append-only record of every change made through an API key, the dashboard or
+ * the admin CLI.
  *
  * <p>A feature that changes something calls {@link dev.pushservice.audit.AuditLog#record} inside
  * the transaction that makes the change, so the entry commits or rolls back with it. The caller
  * names the action ({@code template.update}), the target (type and id) and the names of the fields
  * that changed; never their values, so no secret can reach the log. Who acted is found here: the
- * API key of the current request (id and kind) and its request id; in the admin CLI (a non-web
+ * API key of the current request (id and kind) and its request id; the dashboard member the
+ * request names ({@link dev.pushservice.audit.AuditLog#MEMBER_ATTRIBUTE}, set once their role was
+ * checked); in the admin CLI (a non-web
  * application context), {@code cli}; anything else (in-process calls outside a request, such as
  * start-up bootstrap) is {@code system}.
  *
@@ -13,7 +16,8 @@
  * <ul>
  *   <li>Rows are only ever inserted: there is no UPDATE or DELETE path in the code, and database
  *       triggers refuse UPDATE, DELETE and TRUNCATE on {@code audit_log}.</li>
- *   <li>Entries are read only through the {@code audit} export ({@code exports}).</li>
+ *   <li>Entries are read only through the {@code audit} export ({@code exports}) and
+ *       {@link dev.pushservice.audit.AuditLog#newest} (the dashboard's audit page).</li>
  * </ul>
  */
 package dev.pushservice.audit;

@@ -1,6 +1,7 @@
 package dev.pushservice.dashboard;
 
 import dev.pushservice.apps.TenantService;
+import dev.pushservice.audit.AuditLog;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.members.Member;
 import dev.pushservice.members.MemberRole;
@@ -11,6 +12,8 @@ import java.util.NoSuchElementException;
 import java.util.UUID;
 import org.springframework.security.access.AccessDeniedException;
 import org.springframework.stereotype.Component;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
 
 /**
  * The two checks every dashboard page makes before it reads or changes anything: the app belongs to
@@ -47,12 +50,17 @@ class DashboardAccess {
 
     /**
      * The member as stored now, when their role includes {@code needed}; otherwise the request is
-     * refused (403 page). A member removed since sign-in is refused too.
+     * refused (403 page). A member removed since sign-in is refused too. Changes the request makes
+     * afterwards are audited with this member as the actor ({@link AuditLog#MEMBER_ATTRIBUTE}).
      */
     Member require(DashboardMember me, MemberRole needed) {
         Member current = members.member(me.memberId()).filter(m -> m.orgId().equals(me.orgId()))
                 .orElseThrow(() -> new AccessDeniedException("member removed"));
         if (!current.role().includes(needed)) throw new AccessDeniedException("role " + current.role() + " may not");
+        // the changes this request makes are audited with this member as the actor
+        if (RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes a) {
+            a.getRequest().setAttribute(AuditLog.MEMBER_ATTRIBUTE, current.id());
+        }
         return current;
     }
 }

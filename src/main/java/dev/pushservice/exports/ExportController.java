@@ -3,21 +3,15 @@ package dev.pushservice.exports;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import dev.pushservice.platform.rules.Timestamps;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.time.Instant;
 import java.util.Enumeration;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.UUID;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -47,21 +41,8 @@ class ExportController {
     @PostMapping
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     ResponseEntity<ExportView> create(ApiPrincipal caller, @RequestBody JsonNode body) {
-        JsonInput in = JsonInput.object(body);
-        String rawType = in.requiredString("type", 32);
-        ExportType type = null;
-        if (rawType != null) {
-            type = ExportType.of(rawType).orElse(null);
-            if (type == null) in.reject("type", "must be one of " + ExportType.names());
-        }
-        Instant from = instant(in, "from");
-        Instant to = instant(in, "to");
-        if (from != null && to != null && !from.isBefore(to)) in.reject("to", "must be after from");
-        UUID notificationId = id(in, "notification_id");
-        UUID segmentId = id(in, "segment_id");
-        in.check();
-        ExportView created = exports.create(caller.appId(), type,
-                new ExportFilters(from, to, notificationId, segmentId, null));
+        ExportInput.Create in = ExportInput.create(body);
+        ExportView created = exports.create(caller.appId(), in.type(), in.filters());
         return ResponseEntity.status(HttpStatus.ACCEPTED).body(created);
     }
 
@@ -104,24 +85,5 @@ class ExportController {
             }
         }
         return false;
-    }
-
-    private static Instant instant(JsonInput in, String field) {
-        String raw = in.string(field, 64);
-        if (raw == null) return null;
-        Instant at = Timestamps.parseOffset(raw);
-        if (at == null) {
-            in.reject(field, "must be an ISO 8601 timestamp with a zone offset, " + Timestamps.RANGE
-                    + ", such as 2025-05-01T12:00:00Z");
-        }
-        return at;
-    }
-
-    private static UUID id(JsonInput in, String field) {
-        String raw = in.string(field, 64);
-        if (raw == null) return null;
-        UUID id = Uuids.parse(raw);
-        if (id == null) in.reject(field, "must be a UUID");
-        return id;
     }
 }

@@ -8,7 +8,7 @@ import java.util.UUID;
  * (inclusive) and {@code to} (exclusive) bound each type's time column; {@code notificationId} is for
  * recipients; {@code segmentId} and {@code segmentVersion} (the version current at creation) for audience.
  */
-record ExportFilters(Instant from, Instant to, UUID notificationId, UUID segmentId, Integer segmentVersion) {
+public record ExportFilters(Instant from, Instant to, UUID notificationId, UUID segmentId, Integer segmentVersion) {
 
     static final ExportFilters NONE = new ExportFilters(null, null, null, null, null);
 }

@@ -33,7 +33,7 @@ import org.springframework.transaction.annotation.Transactional;
  * as {@code expired} even before the clean-up task has deleted its file.
  */
 @Service
-class ExportService {
+public class ExportService {
 
     /** How long a completed export's file can be downloaded. */
     static final Duration FILE_LIFE = Duration.ofHours(24);
@@ -62,7 +62,7 @@ class ExportService {
      * is a 422 naming the field (it is a reference inside the request body), and nothing is queued.
      */
     @Transactional
-    ExportView create(UUID appId, ExportType type, ExportFilters filters) {
+    public ExportView create(UUID appId, ExportType type, ExportFilters filters) {
         if (filters.segmentId() != null) {
             if (type != ExportType.AUDIENCE) throw InvalidInput.of("segment_id", "only applies to the audience export");
             SegmentVersion version = segments.activeVersion(appId, filters.segmentId(), "segment_id");
@@ -84,7 +84,7 @@ class ExportService {
     }
 
     /** One page of the {@value #LIST_LIMIT} newest exports; pages never reach past them. */
-    Page<ExportView> newest(UUID appId, PageRequest page) {
+    public Page<ExportView> newest(UUID appId, PageRequest page) {
         long remaining = LIST_LIMIT - page.offset();
         if (remaining <= 0) return Page.of(List.of(), page);
         int fetch = (int) Math.min(page.fetchSize(), remaining);
@@ -92,7 +92,7 @@ class ExportService {
     }
 
     /** A downloadable export's file, or why not: 404 (not the app's), 409 (not ready, failed or expired). */
-    Download download(UUID appId, UUID id) {
+    public Download download(UUID appId, UUID id) {
         ExportRepository.Row row = exports.find(appId, id).orElseThrow(() -> new NotFound("no export " + id));
         String status = status(row);
         switch (status) {
@@ -109,7 +109,7 @@ class ExportService {
     }
 
     /** A completed file: {@link #writeTo} streams it chunk by chunk, as stored (gzip) or decompressed. */
-    final class Download {
+    public final class Download {
         private final UUID id;
         private final String type;
         private final int chunks;
@@ -124,15 +124,15 @@ class ExportService {
             this.csvBytes = csvBytes;
         }
 
-        String fileName() {
+        public String fileName() {
             return "export-" + type + "-" + id + ".csv";
         }
 
-        long length(boolean gzip) {
+        public long length(boolean gzip) {
             return gzip ? gzipBytes : csvBytes;
         }
 
-        void writeTo(OutputStream out, boolean gzip) throws IOException {
+        public void writeTo(OutputStream out, boolean gzip) throws IOException {
             if (gzip) {
                 for (int seq = 0; seq < chunks; seq++) out.write(chunk(seq));
                 return;

@@ -9,7 +9,7 @@ import java.util.Optional;
  * The data an export holds, and the CSV columns of each, in file order (the header row). No column
  * ever holds a push token, an API key or a secret. Documented in {@code docs/api-decisions.md}.
  */
-enum ExportType {
+public enum ExportType {
     AUDIENCE(List.of("device_id", "platform", "external_user_id", "app_version", "device_model", "os_version",
             "locale", "timezone", "enabled", "invalidated_at", "invalidation_reason", "tags", "last_seen_at",
             "created_at")),
@@ -20,7 +20,7 @@ enum ExportType {
     EVENT(List.of("event_id", "event_type", "event_name", "device_id", "user_id", "notification_id", "metadata",
             "occurred_at", "received_at")),
     AUDIT(List.of("occurred_at", "actor", "key_id", "key_kind", "action", "target_type", "target_id", "request_id",
-            "changed_fields"));
+            "changed_fields", "member_id"));
 
     private final List<String> columns;
 
@@ -32,11 +32,11 @@ enum ExportType {
         return columns;
     }
 
-    String value() {
+    public String value() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    static Optional<ExportType> of(String value) {
+    public static Optional<ExportType> of(String value) {
         return Arrays.stream(values()).filter(t -> t.value().equals(value)).findFirst();
     }
 

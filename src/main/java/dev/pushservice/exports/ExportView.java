@@ -12,10 +12,10 @@ import java.util.UUID;
  * @param error why a failed export failed
  * @param expiresAt 24 hours after completion; the file can be downloaded until then
  */
-record ExportView(UUID exportId, String type, String status, Filters filters, long rowCount, Long sizeBytes,
+public record ExportView(UUID exportId, String type, String status, Filters filters, long rowCount, Long sizeBytes,
                   String error, Instant createdAt, Instant startedAt, Instant completedAt, Instant expiresAt) {
 
     /** The filters the export was created with; absent ones are null. */
-    record Filters(Instant from, Instant to, UUID notificationId, UUID segmentId) {
+    public record Filters(Instant from, Instant to, UUID notificationId, UUID segmentId) {
     }
 }

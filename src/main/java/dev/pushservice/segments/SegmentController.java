@@ -4,15 +4,10 @@ import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import dev.pushservice.platform.rules.Limits;
-import dev.pushservice.platform.rules.TextRules;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
@@ -29,8 +24,7 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * {@code /v1/segments}: create, list, read, PATCH (new version), DELETE (archive) and estimate.
- * Names are 1–{@value Limits#NAME} characters, descriptions up to {@value Limits#DESCRIPTION}; neither
- * may contain control characters (a description may contain line breaks and tabs).
+ * Bodies are read by {@link SegmentInput}.
  */
 @RestController
 @RequestMapping("/v1/segments")
@@ -51,12 +45,8 @@ class SegmentController {
     @PostMapping
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     ResponseEntity<SegmentView> create(ApiPrincipal caller, @RequestBody JsonNode body) {
-        JsonInput in = JsonInput.object(body);
-        String name = name(in, true);
-        String description = description(in);
-        Filter filter = filter(in, true);
-        in.check();
-        return ResponseEntity.status(HttpStatus.CREATED).body(segments.create(caller.appId(), name, description, filter));
+        SegmentInput.Create in = SegmentInput.create(body);
+        return ResponseEntity.status(HttpStatus.CREATED).body(segments.create(caller.appId(), in.name(), in.description(), in.filter()));
     }
 
     @GetMapping("/{segment_id}")
@@ -69,13 +59,7 @@ class SegmentController {
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     SegmentView update(ApiPrincipal caller, @PathVariable("segment_id") String segmentId, @RequestBody JsonNode body) {
         UUID id = Uuids.pathId(segmentId, "segment_id");
-        JsonInput in = JsonInput.object(body);
-        String name = name(in, false);
-        String description = description(in);
-        Filter filter = filter(in, false);
-        in.check();
-        boolean clearDescription = in.has("description") && in.value("description") == null;
-        return segments.update(caller.appId(), id, new SegmentService.Patch(name, description, clearDescription, filter));
+        return segments.update(caller.appId(), id, SegmentInput.update(body));
     }
 
     @DeleteMapping("/{segment_id}")
@@ -102,40 +86,10 @@ class SegmentController {
             in.check();
             count = segments.count(caller.appId(), id, "segment_id");
         } else {
-            Filter filter = filter(in, true);
+            Filter filter = SegmentInput.filter(in, true);
             in.check();
             count = segments.count(caller.appId(), filter);
         }
         return Map.of("estimated_recipients", count);
-    }
-
-    private static String name(JsonInput in, boolean required) {
-        if (!required && in.has("name") && in.value("name") == null) {
-            in.reject("name", "cannot be removed; give a new name or leave the field out");
-            return null;
-        }
-        return required || in.value("name") != null ? in.requiredText("name", Limits.NAME) : null;
-    }
-
-    private static String description(JsonInput in) {
-        String description = in.string("description", Limits.DESCRIPTION);
-        if (description != null && TextRules.hasControlBesidesLineBreaks(description)) {
-            in.reject("description", TextRules.NO_CONTROL_BUT_LINE_BREAKS);
-            return null;
-        }
-        return description;
-    }
-
-    private static Filter filter(JsonInput in, boolean required) {
-        JsonNode node = in.value("filter");
-        if (node == null) {
-            if (required || in.has("filter")) in.reject("filter", "is required: a condition or a group");
-            return null;
-        }
-        List<Violation> errors = new ArrayList<>();
-        Filter filter = FilterParser.parse(node, in.name("filter"), errors);
-        // JsonInput prefixes its own path, which is empty at the top level
-        errors.forEach(e -> in.reject(e.field(), e.message()));
-        return filter;
     }
 }

@@ -55,7 +55,7 @@ public record TemplateContent(String title, String body, String clickUrl, JsonNo
     }
 
     /** The stored form: the API field names, unset fields left out. */
-    ObjectNode toJson() {
+    public ObjectNode toJson() {
         ObjectNode node = JsonNodeFactory.instance.objectNode();
         node.put("title", title);
         node.put("body", body);

@@ -3,13 +3,9 @@ package dev.pushservice.templates;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
 import dev.pushservice.platform.auth.Scope;
-import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import dev.pushservice.platform.rules.Limits;
-import java.util.Set;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -24,15 +20,12 @@ import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.JsonNode;
 
 /**
- * {@code /v1/templates}. Bodies are checked whole (types, lengths, statuses, placeholder syntax in
- * every content string) before anything is stored; every problem comes back in one 422.
+ * {@code /v1/templates}. Bodies are checked whole by {@link TemplateInput} (types, lengths, statuses,
+ * placeholder syntax in every content string) before anything is stored; every problem comes back in one 422.
  */
 @RestController
 @RequestMapping("/v1/templates")
 class TemplateController {
-
-    private static final Set<String> CREATE_STATUSES = Set.of("draft", "published");
-    private static final Set<String> STATUSES = Set.of("draft", "published", "archived");
 
     private final TemplateService templates;
 
@@ -49,17 +42,8 @@ class TemplateController {
     @PostMapping
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     ResponseEntity<TemplateView> create(ApiPrincipal caller, @RequestBody JsonNode body) {
-        JsonInput in = JsonInput.object(body);
-        String name = in.requiredText("name", Limits.NAME);
-        String status = in.string("status", 20);
-        if (status != null && !CREATE_STATUSES.contains(status)) {
-            in.reject("status", "must be draft or published on creation");
-        }
-        TemplateContent content = null;
-        if (in.value("content") == null) in.reject("content", "is required");
-        else content = in.nested("content").map(TemplateContent::read).orElse(null);
-        in.check();
-        TemplateView created = templates.create(caller.appId(), name, status == null ? TemplateService.DRAFT : status, content);
+        TemplateInput.Create in = TemplateInput.create(body);
+        TemplateView created = templates.create(caller.appId(), in.name(), in.status(), in.content());
         return ResponseEntity.status(HttpStatus.CREATED).body(created);
     }
 
@@ -73,19 +57,8 @@ class TemplateController {
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     TemplateView update(ApiPrincipal caller, @PathVariable("template_id") String templateId, @RequestBody JsonNode body) {
         UUID id = Uuids.pathId(templateId, "template_id");
-        JsonInput in = JsonInput.object(body);
-        for (String field : new String[] {"name", "status", "content"}) {
-            if (in.has(field) && in.value(field) == null) in.reject(field, "must not be null (leave it out to keep the current value)");
-        }
-        String name = in.value("name") != null ? in.requiredText("name", Limits.NAME) : null;
-        String status = in.string("status", 20);
-        if (status != null && !STATUSES.contains(status)) in.reject("status", "must be draft, published or archived");
-        TemplateContent content = in.nested("content").map(TemplateContent::read).orElse(null);
-        if (!in.hasErrors() && !in.has("name") && !in.has("status") && !in.has("content")) {
-            throw new InvalidInput("Nothing to change: give name, status or content");
-        }
-        in.check();
-        return templates.update(caller.appId(), id, name, status, content);
+        TemplateInput.Update in = TemplateInput.update(body);
+        return templates.update(caller.appId(), id, in.name(), in.status(), in.content());
     }
 
     @DeleteMapping("/{template_id}")

@@ -394,13 +394,14 @@ class WebhookRepository {
                 .param("id", webhookId).param("reason", reason).param("now", at(now)).update();
     }
 
-    List<DeliveryRow> recentDeliveries(UUID appId, UUID webhookId, int limit) {
+    /** Newest first; {@code offset} rows skipped (pages are bounded by {@code PageRequest}). */
+    List<DeliveryRow> deliveries(UUID appId, UUID webhookId, int limit, long offset) {
         return jdbc.sql("""
                         select id, event_type, status, attempts, last_status_code, last_error, last_latency_ms,
                                last_attempt_at, next_attempt_at, created_at
                         from webhook_deliveries where app_id = :app and webhook_id = :webhook
-                        order by created_at desc, id limit :limit""")
-                .param("app", appId).param("webhook", webhookId).param("limit", limit)
+                        order by created_at desc, id limit :limit offset :offset""")
+                .param("app", appId).param("webhook", webhookId).param("limit", limit).param("offset", offset)
                 .query((rs, n) -> new DeliveryRow(rs.getObject("id", UUID.class), rs.getString("event_type"),
                         rs.getString("status"), rs.getInt("attempts"), (Integer) rs.getObject("last_status_code"),
                         rs.getString("last_error"), (Integer) rs.getObject("last_latency_ms"), instant(rs, "last_attempt_at"),

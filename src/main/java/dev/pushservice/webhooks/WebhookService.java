@@ -55,8 +55,8 @@ public class WebhookService {
         return "webhook:" + webhookId + ":secret";
     }
 
-    /** A parsed create or update body; null fields are left unchanged by an update. */
-    record Changes(String url, boolean descriptionGiven, String description, List<String> events, Boolean enabled,
+    /** A parsed create or update body ({@link WebhookInput}); null fields are left unchanged by an update. */
+    public record Changes(String url, boolean descriptionGiven, String description, List<String> events, Boolean enabled,
                    boolean rotateSecret) {
     }
 
@@ -161,10 +161,27 @@ public class WebhookService {
     @Transactional(readOnly = true)
     public WebhookView.Deliveries deliveries(UUID appId, UUID id) {
         webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
-        return new WebhookView.Deliveries(id, webhooks.recentDeliveries(appId, id, RECENT_DELIVERIES).stream()
-                .map(d -> new WebhookView.Delivery(d.id(), d.eventType(), d.status(), d.attempts(), d.lastStatusCode(),
-                        d.lastError(), d.lastLatencyMs(), d.lastAttemptAt(), d.nextAttemptAt(), d.createdAt()))
-                .toList());
+        return new WebhookView.Deliveries(id, webhooks.deliveries(appId, id, RECENT_DELIVERIES, 0).stream()
+                .map(WebhookService::delivery).toList());
+    }
+
+    /** The app's webhook (never its secret); 404 when unknown or another app's. */
+    @Transactional(readOnly = true)
+    public WebhookView get(UUID appId, UUID id) {
+        return view(webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook")));
+    }
+
+    /** One page of the webhook's deliveries, newest first, each with its attempts so far and its last attempt. */
+    @Transactional(readOnly = true)
+    public Page<WebhookView.Delivery> deliveries(UUID appId, UUID id, PageRequest page) {
+        webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
+        return Page.of(webhooks.deliveries(appId, id, page.fetchSize(), page.offset()).stream()
+                .map(WebhookService::delivery).toList(), page);
+    }
+
+    private static WebhookView.Delivery delivery(WebhookRepository.DeliveryRow d) {
+        return new WebhookView.Delivery(d.id(), d.eventType(), d.status(), d.attempts(), d.lastStatusCode(),
+                d.lastError(), d.lastLatencyMs(), d.lastAttemptAt(), d.nextAttemptAt(), d.createdAt());
     }
 
     private static WebhookView view(WebhookRepository.Row r) {

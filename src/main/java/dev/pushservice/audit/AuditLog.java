@@ -25,14 +25,25 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 public class AuditLog {
 
     /**
-     * Who made a change: {@code api_key} (with the key's id and kind), {@code cli} or {@code system}.
+     * The request attribute under which the dashboard puts the signed-in member's id (a {@link UUID})
+     * for every dashboard request, so that changes made there are recorded as that member's.
      */
-    public record Actor(String type, UUID keyId, String keyKind) {
-        public static final Actor CLI = new Actor("cli", null, null);
-        public static final Actor SYSTEM = new Actor("system", null, null);
+    public static final String MEMBER_ATTRIBUTE = AuditLog.class.getName() + ".member";
+
+    /**
+     * Who made a change: {@code api_key} (with the key's id and kind), {@code member} (a dashboard
+     * member, with their id), {@code cli} or {@code system}.
+     */
+    public record Actor(String type, UUID keyId, String keyKind, UUID memberId) {
+        public static final Actor CLI = new Actor("cli", null, null, null);
+        public static final Actor SYSTEM = new Actor("system", null, null, null);
 
         static Actor of(ApiPrincipal principal) {
-            return new Actor("api_key", principal.keyId(), principal.kind().value());
+            return new Actor("api_key", principal.keyId(), principal.kind().value(), null);
+        }
+
+        static Actor member(UUID memberId) {
+            return new Actor("member", null, null, memberId);
         }
     }
 
@@ -70,6 +81,9 @@ public class AuditLog {
     private Actor actor(HttpServletRequest request) {
         if (request != null && request.getAttribute(ApiPrincipal.REQUEST_ATTRIBUTE) instanceof ApiPrincipal p) {
             return Actor.of(p);
+        }
+        if (request != null && request.getAttribute(MEMBER_ATTRIBUTE) instanceof UUID member) {
+            return Actor.member(member);
         }
         return cli ? Actor.CLI : Actor.SYSTEM;
     }

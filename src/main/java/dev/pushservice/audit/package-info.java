@@ -1,11 +1,13 @@
 /**
- * The audit log: an append-only record of every change made through an API key or the admin CLI.
+ * The audit log: an append-only record of every change made through an API key, the dashboard or
+ * the admin CLI.
  *
  * <p>A feature that changes something calls {@link dev.pushservice.audit.AuditLog#record} inside
  * the transaction that makes the change, so the entry commits or rolls back with it. The caller
  * names the action ({@code template.update}), the target (type and id) and the names of the fields
  * that changed; never their values, so no secret can reach the log. Who acted is found here: the
- * API key of the current request (id and kind) and its request id; in the admin CLI (a non-web
+ * API key of the current request (id and kind) and its request id; the dashboard member whose request
+ * it is ({@link dev.pushservice.audit.AuditLog#MEMBER_ATTRIBUTE}); in the admin CLI (a non-web
  * application context), {@code cli}; anything else (in-process calls outside a request, such as
  * start-up bootstrap) is {@code system}.
  *

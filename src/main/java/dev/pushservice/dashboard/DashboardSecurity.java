@@ -131,6 +131,26 @@ class DashboardSecurity implements WebMvcConfigurer {
     }
 
     /**
+     * Names the signed-in member on every dashboard request for the audit log
+     * ({@link dev.pushservice.audit.AuditLog#MEMBER_ATTRIBUTE}), so a change made through a page is
+     * recorded as that member's, as an API call's is recorded as its key's.
+     */
+    @Override
+    public void addInterceptors(org.springframework.web.servlet.config.annotation.InterceptorRegistry registry) {
+        registry.addInterceptor(new org.springframework.web.servlet.HandlerInterceptor() {
+            @Override
+            public boolean preHandle(jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response,
+                                     Object handler) {
+                var authentication = org.springframework.security.core.context.SecurityContextHolder.getContext().getAuthentication();
+                if (authentication != null && authentication.getPrincipal() instanceof DashboardMember member) {
+                    request.setAttribute(dev.pushservice.audit.AuditLog.MEMBER_ATTRIBUTE, member.memberId());
+                }
+                return true;
+            }
+        }).addPathPatterns("/dashboard", "/dashboard/**");
+    }
+
+    /**
      * The dashboard's own stylesheet and script, and under {@code /dashboard/assets/lib/} the WebJars
      * it uses (htmx, uPlot) without their version in the path ({@code lib/htmx.org/dist/htmx.js}),
      * all from the jar. Cached for an hour: a new release is picked up within one.

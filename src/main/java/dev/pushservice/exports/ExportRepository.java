@@ -211,7 +211,7 @@ class ExportRepository {
                 time = "a.occurred_at";
                 sql.append("""
                         select a.occurred_at, a.actor, a.key_id, a.key_kind, a.action, a.target_type, a.target_id,
-                               a.request_id, a.changed_fields
+                               a.request_id, a.changed_fields, a.member_id
                         from audit_log a where a.app_id = :app""");
             }
             default -> throw new IllegalStateException("unknown export type " + type);

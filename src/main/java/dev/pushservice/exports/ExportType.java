@@ -20,7 +20,7 @@ enum ExportType {
     EVENT(List.of("event_id", "event_type", "event_name", "device_id", "user_id", "notification_id", "metadata",
             "occurred_at", "received_at")),
     AUDIT(List.of("occurred_at", "actor", "key_id", "key_kind", "action", "target_type", "target_id", "request_id",
-            "changed_fields"));
+            "changed_fields", "member_id"));
 
     private final List<String> columns;
 

@@ -137,6 +137,14 @@ class DashboardAdminTests extends DashboardTest {
         assertThat(RAW_SERVER_KEY.matcher(revokedAgain.body()).find()).isFalse();
         HttpResponse<String> badGrace = admin.submit(keys, keys + "/" + replacement.id() + "/rotate", Map.of("grace", "forever"));
         assertThat(badGrace.statusCode()).isEqualTo(422);
+        HttpResponse<String> badName = admin.submit(keys, keys, Map.of("kind", "server", "name", "x".repeat(1_000)));
+        assertThat(badName.statusCode()).isEqualTo(422);
+        assertThat(badName.body()).contains("key name");
+        HttpResponse<String> badKind = admin.submit(keys, keys, Map.of("kind", "secret"));
+        assertThat(badKind.statusCode()).isEqualTo(422);
+        HttpResponse<String> badScope = admin.submit(keys, keys, Map.of("kind", "server", "scopes", "everything"));
+        assertThat(badScope.statusCode()).isEqualTo(422);
+        assertThat(RAW_SERVER_KEY.matcher(badName.body() + badKind.body() + badScope.body()).find()).isFalse();
         assertThat(tenants.keys(app.appId())).hasSize(5);
     }
 

@@ -23,6 +23,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -35,6 +38,7 @@ import tools.jackson.databind.JsonNode;
  * APNs peer and FCM server the delivery tests use), and owners changing roles and removing members.
  * Every refusal is checked to have changed nothing.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class DashboardAdminTests extends DashboardTest {
 
     private static final Pattern RAW_SERVER_KEY = Pattern.compile("ps_live_[A-Za-z0-9_-]{43}");
@@ -73,7 +77,7 @@ class DashboardAdminTests extends DashboardTest {
     // ---- API keys ---------------------------------------------------------------------------------
 
     @Test
-    void anAdminCreatesAKeyShownOnlyInThatResponseThatWorksUntilRevoked() {
+    void anAdminCreatesAKeyShownOnlyInThatResponseThatWorksUntilRevoked(CapturedOutput output) {
         TestApp app = newApp();
         String email = member(app.orgId(), MemberRole.ADMIN);
         DashboardClient admin = signedIn(email);
@@ -104,6 +108,7 @@ class DashboardAdminTests extends DashboardTest {
         assertThat(tenants.key(key.id()).revokedAt()).isNotNull();
         assertThat(admin.get(keys).body()).contains("revoked");
         assertThat(auditActors(app, "key.revoke", key.id())).containsExactly("member " + memberId(app, email));
+        assertThat(output.getAll()).as("the raw key is never logged").doesNotContain(raw);
     }
 
     @Test
@@ -248,7 +253,7 @@ class DashboardAdminTests extends DashboardTest {
     }
 
     @Test
-    void credentialsAreWriteOnlyAndTheCheckShowsEachProvidersVerdict() throws Exception {
+    void credentialsAreWriteOnlyAndTheCheckShowsEachProvidersVerdict(CapturedOutput output) throws Exception {
         TestApp app = newApp();
         DashboardClient admin = signedIn(app, MemberRole.ADMIN);
         String settings = "/dashboard/apps/" + app.appId() + "/settings";
@@ -296,6 +301,7 @@ class DashboardAdminTests extends DashboardTest {
         assertThat(admin.submit(settings, settings + "/check", Map.of()).body())
                 .contains("data-provider=\"apns\" data-status=\"not_configured\"", "data-provider=\"fcm\" data-status=\"ok\"");
         assertThat(admin.submit(settings, settings + "/webpush/remove", Map.of()).statusCode()).isEqualTo(404);
+        assertThat(output.getAll()).as("no secret is logged").doesNotContain(pemBody, fcmKeyBody);
     }
 
     // ---- members ----------------------------------------------------------------------------------

@@ -79,7 +79,8 @@ public class TenantService {
 
     /**
      * Issues a key. A public key always gets {@code devices:write} and {@code events:write},
-     * whatever {@code scopes} asks; a server key with no scopes gets all of them.
+     * whatever {@code scopes} asks; a server key with no scopes gets all of them. A name, when
+     * given, follows the rule for names (as the admin CLI's {@code --name}; the dashboard relies on it).
      */
     @Transactional
     public Tenants.IssuedKey issueKey(UUID appId, KeyKind kind, String name, Set<Scope> scopes, Instant expiresAt) {
@@ -89,7 +90,7 @@ public class TenantService {
         }
         String raw = ApiKeys.generate(kind);
         Set<Scope> granted = kind.grantedScopes(scopes == null ? EnumSet.noneOf(Scope.class) : scopes);
-        String label = name == null || name.isBlank() ? kind.value() + " key" : name.strip();
+        String label = name == null || name.isBlank() ? kind.value() + " key" : requireName(name, "key");
         Tenants.Key key = repository.insertKey(appId, kind, label, ApiKeys.hint(raw), ApiKeys.hash(raw), granted, expiresAt);
         audit.record(appId, "key.create", "api_key", key.id(),
                 expiresAt == null ? List.of("kind", "name", "scopes") : List.of("kind", "name", "scopes", "expires_at"));

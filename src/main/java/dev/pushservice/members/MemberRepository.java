@@ -59,6 +59,35 @@ class MemberRepository {
                 .query((rs, n) -> member(rs)).list();
     }
 
+    /** The organisation's members, their rows locked (role changes and removals take these locks in one order: by id). */
+    List<Member> lockOrganisation(UUID orgId) {
+        return jdbc.sql(MEMBER + " where org_id = :org order by id for update").param("org", orgId)
+                .query((rs, n) -> member(rs)).list();
+    }
+
+    void setRole(UUID memberId, MemberRole role, Instant now) {
+        jdbc.sql("update members set role = :role, updated_at = :now where id = :id")
+                .param("role", role.value()).param("now", java.sql.Timestamp.from(now)).param("id", memberId).update();
+    }
+
+    /**
+     * Deletes the member, their setup links, and every dashboard session signed in with their
+     * address (Spring Session's rows: its index of principal names is the address, which is unique,
+     * and the attributes go with their session by the foreign key's cascade). Links they made stay
+     * valid (they were made for the organisation) and no longer name them.
+     */
+    void delete(UUID memberId, String email) {
+        jdbc.sql("update member_links set created_by = null where created_by = :id").param("id", memberId).update();
+        jdbc.sql("delete from member_links where member_id = :id").param("id", memberId).update();
+        jdbc.sql("delete from members where id = :id").param("id", memberId).update();
+        deleteSessions(email);
+    }
+
+    /** Ends every dashboard session signed in with this address. */
+    int deleteSessions(String email) {
+        return jdbc.sql("delete from spring_session where principal_name = :email").param("email", email).update();
+    }
+
     void insertLink(UUID id, MemberLink.Kind kind, UUID orgId, MemberRole role, UUID memberId, byte[] tokenHash,
                     UUID createdBy, Instant now, Instant expiresAt) {
         jdbc.sql("""

@@ -166,6 +166,66 @@ public class MemberService {
         return members.byId(id);
     }
 
+    /**
+     * Gives {@code memberId} the role {@code role}. Only an owner may (their role as stored now), only
+     * within their organisation, and the organisation always keeps an owner: the last one cannot be
+     * demoted. The organisation's member rows are locked first, so two owners demoting each other at
+     * once cannot leave none.
+     *
+     * @return the member as changed
+     * @throws AccessDeniedException the actor is not (or no longer) an owner of the organisation
+     * @throws NotFound no such member in the actor's organisation
+     * @throws Conflict the change would leave the organisation without an owner
+     */
+    @Transactional
+    public Member changeRole(UUID actorId, UUID memberId, MemberRole role) {
+        List<Member> all = lockedAsOwner(actorId);
+        Member target = in(all, memberId);
+        if (target.role() == role) return target;
+        if (target.role() == MemberRole.OWNER && owners(all) == 1) {
+            throw new Conflict("The organisation's last owner cannot be demoted: make another member an owner first");
+        }
+        members.setRole(target.id(), role, clock.instant());
+        return members.byId(target.id()).orElseThrow();
+    }
+
+    /**
+     * Removes {@code memberId} from the actor's organisation and ends every session they have, at
+     * once (their session rows are deleted in the same transaction). The same rules as
+     * {@link #changeRole}: an owner acts, the last owner stays. An owner may remove themselves while
+     * another owner remains.
+     *
+     * @return the removed member
+     */
+    @Transactional
+    public Member remove(UUID actorId, UUID memberId) {
+        List<Member> all = lockedAsOwner(actorId);
+        Member target = in(all, memberId);
+        if (target.role() == MemberRole.OWNER && owners(all) == 1) {
+            throw new Conflict("The organisation's last owner cannot be removed: make another member an owner first");
+        }
+        members.delete(target.id(), target.email());
+        return target;
+    }
+
+    /** The actor's organisation, its member rows locked, when the actor is one of its owners (checked under the lock). */
+    private List<Member> lockedAsOwner(UUID actorId) {
+        Member actor = members.byId(actorId).orElseThrow(() -> new AccessDeniedException("Only owners manage members"));
+        List<Member> all = members.lockOrganisation(actor.orgId());
+        boolean owner = all.stream().anyMatch(m -> m.id().equals(actorId) && m.role() == MemberRole.OWNER);
+        if (!owner) throw new AccessDeniedException("Only owners manage members");
+        return all;
+    }
+
+    private static Member in(List<Member> organisation, UUID memberId) {
+        return organisation.stream().filter(m -> m.id().equals(memberId)).findFirst()
+                .orElseThrow(() -> new NotFound("Member"));
+    }
+
+    private static long owners(List<Member> organisation) {
+        return organisation.stream().filter(m -> m.role() == MemberRole.OWNER).count();
+    }
+
     /** Why {@code password} is refused, or null. */
     public static String passwordProblem(String password) {
         if (password == null || password.length() < MIN_PASSWORD) return "must be at least " + MIN_PASSWORD + " characters";

@@ -66,7 +66,7 @@ public class TemplateService {
         return view(templates.find(appId, id, TemplateRepository.Lock.NONE).orElseThrow(TemplateService::notFound));
     }
 
-    Page<TemplateView.Summary> list(UUID appId, PageRequest page) {
+    public Page<TemplateView.Summary> list(UUID appId, PageRequest page) {
         var rows = templates.list(appId, page.fetchSize(), page.offset()).stream()
                 .map(r -> new TemplateView.Summary(r.id(), r.name(), r.status(), r.version(),
                         r.createdAt().toInstant(), r.updatedAt().toInstant()))

@@ -358,4 +358,75 @@ class DashboardNotificationTests extends DashboardTest {
         assertThat(days).hasSize(30);
         assertThat(days[29]).as("today, last").isEqualTo("3");
     }
+
+    /**
+     * The statements one page view runs on the request's thread, counted from {@code JdbcTemplate}'s own
+     * debug lines (every query of the pages, and of Spring Session, goes through it).
+     */
+    private long statements(DashboardClient browser, String path) {
+        ch.qos.logback.classic.Logger jdbcLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger("org.springframework.jdbc.core.JdbcTemplate");
+        // the thread is read when the line is logged (a logging event names its thread only when first asked)
+        List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> counter = new ch.qos.logback.core.AppenderBase<>() {
+            @Override
+            protected void append(ch.qos.logback.classic.spi.ILoggingEvent e) {
+                seen.add(Thread.currentThread().getName() + " " + e.getFormattedMessage());
+            }
+        };
+        counter.setContext(jdbcLog.getLoggerContext());
+        counter.start();
+        ch.qos.logback.classic.Level level = jdbcLog.getLevel();
+        boolean additive = jdbcLog.isAdditive();
+        jdbcLog.addAppender(counter);
+        jdbcLog.setAdditive(false);
+        jdbcLog.setLevel(ch.qos.logback.classic.Level.DEBUG);
+        try {
+            HttpResponse<String> page = browser.get(path);
+            assertThat(page.statusCode()).as(path).isEqualTo(200);
+        } finally {
+            jdbcLog.setLevel(level);
+            jdbcLog.setAdditive(additive);
+            jdbcLog.detachAppender(counter);
+        }
+        return seen.stream().filter(e -> e.startsWith("tomcat-handler-") || e.startsWith("http-nio-"))
+                .filter(e -> e.contains(" Executing prepared SQL statement") || e.contains(" Executing SQL")).count();
+    }
+
+    @Test
+    void eachPageRunsAsManyStatementsForTwelveRecipientsAsForOne() {
+        record Sent(TestApp app, String id, String device, DashboardClient browser) {
+        }
+        List<Sent> sends = new java.util.ArrayList<>();
+        for (int size : List.of(1, 12)) {
+            TestApp app = newApp(); // no credentials: every recipient fails at once, with its reason
+            String device = null;
+            for (int i = 0; i < size; i++) {
+                device = register(app, i % 2 == 0 ? "ios" : "android", i % 2 == 0 ? TestTokens.apns() : TestTokens.fcm(),
+                        ",\"external_user_id\":\"u" + (i % 3) + "\"");
+                String event = "{\"event_type\":\"opened\",\"device_id\":\"" + device + "\"}";
+                assertThat(api.post("/v1/events", app.publicKey(), event).status()).isEqualTo(202);
+            }
+            String id = send(app, "{\"title\":\"Hi\",\"body\":\"There\",\"target\":{\"type\":\"all\"}}");
+            finished(app, id);
+            for (int i = 0; i < size; i++) send(app, "{\"title\":\"More\",\"body\":\"There\",\"target\":{\"type\":\"all\"}}");
+            sends.add(new Sent(app, id, device, signedIn(app, MemberRole.MEMBER)));
+        }
+        for (java.util.function.Function<Sent, String> page : List.<java.util.function.Function<Sent, String>>of(
+                s -> "/dashboard/apps/" + s.app().appId(),
+                s -> "/dashboard/apps/" + s.app().appId() + "/notifications",
+                s -> "/dashboard/apps/" + s.app().appId() + "/notifications/new",
+                s -> "/dashboard/apps/" + s.app().appId() + "/notifications/" + s.id(),
+                s -> "/dashboard/apps/" + s.app().appId() + "/notifications/" + s.id() + "/recipients?user=u0",
+                s -> "/dashboard/apps/" + s.app().appId() + "/notifications/" + s.id() + "/recipients?device=" + s.device())) {
+            Sent small = sends.get(0);
+            Sent large = sends.get(1);
+            statements(small.browser(), page.apply(small)); // a first view may do once-per-session work
+            statements(large.browser(), page.apply(large));
+            long one = statements(small.browser(), page.apply(small));
+            long twelve = statements(large.browser(), page.apply(large));
+            assertThat(one).as(page.apply(small)).isPositive();
+            assertThat(twelve).as(page.apply(large) + " runs as many statements as " + page.apply(small)).isEqualTo(one);
+        }
+    }
 }

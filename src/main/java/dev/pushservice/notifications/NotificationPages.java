@@ -138,7 +138,7 @@ public class NotificationPages {
                          List<double[]> acceptedTimeline, long bucketSeconds, List<long[]> opensTimeline) {
     }
 
-    /** The report page's figures: four statements whatever the audience's size. */
+    /** The report page's figures: three statements whatever the audience's size. */
     @Transactional(readOnly = true)
     public Report report(UUID appId, NotificationView n) {
         UUID id = n.notificationId();
@@ -146,7 +146,12 @@ public class NotificationPages {
         PLATFORMS.forEach(p -> figures.put(p, new long[10]));
         Map<String, Reason> failures = new LinkedHashMap<>();
         Map<String, Reason> skipped = new LinkedHashMap<>();
-        for (NotificationReportRepository.Outcome o : reports.outcomes(appId, id)) {
+        Instant start = n.processingAt() != null ? n.processingAt() : n.createdAt();
+        Instant end = n.finishedAt() != null ? n.finishedAt() : clock.instant();
+        long span = Math.max(1, Duration.between(start, end).toSeconds() + 1);
+        long bucket = Math.max(1, (span + MAX_POINTS - 1) / MAX_POINTS);
+        NotificationReportRepository.Outcomes outcomes = reports.outcomes(appId, id, bucket);
+        for (NotificationReportRepository.Outcome o : outcomes.outcomes()) {
             long[] f = figures.computeIfAbsent(o.platform(), k -> new long[10]);
             f[0] += o.count();
             if ("accepted".equals(o.status())) f[1] += o.count();
@@ -183,11 +188,7 @@ public class NotificationPages {
             for (int i = 0; i < f.length; i++) sum[i] += f[i];
         });
 
-        Instant start = n.processingAt() != null ? n.processingAt() : n.createdAt();
-        Instant end = n.finishedAt() != null ? n.finishedAt() : clock.instant();
-        long span = Math.max(1, Duration.between(start, end).toSeconds() + 1);
-        long bucket = Math.max(1, (span + MAX_POINTS - 1) / MAX_POINTS);
-        List<double[]> accepted = reports.acceptedPerBucket(appId, id, bucket).stream()
+        List<double[]> accepted = outcomes.accepted().stream()
                 .map(b -> new double[] {b[0], (double) b[1] / bucket}).toList();
         List<long[]> opens = reports.opensPerHour(appId, id);
         return new Report(figures("all", sum), platforms, sorted(failures), sorted(skipped), accepted, bucket, opens);

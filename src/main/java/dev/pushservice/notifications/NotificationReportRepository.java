@@ -38,15 +38,40 @@ class NotificationReportRepository {
     record Outcome(String platform, String status, String reason, long count) {
     }
 
-    /** Recipients per platform, state and last reason code. */
-    List<Outcome> outcomes(UUID appId, UUID id) {
-        return jdbc.sql("""
-                        select platform, status, last_error, count(*) as n from notification_recipient_states
-                        where app_id = :app and notification_id = :id
-                        group by platform, status, last_error""")
-                .param("app", appId).param("id", id)
-                .query((rs, n) -> new Outcome(rs.getString("platform"), rs.getString("status"), rs.getString("last_error"), rs.getLong("n")))
+    /**
+     * @param outcomes recipients per platform, state and last reason code
+     * @param accepted recipients accepted per {@code bucket} seconds, by when their acceptance was
+     *                 recorded ({@code updated_at}): [bucket start in epoch seconds, count], oldest first
+     */
+    record Outcomes(List<Outcome> outcomes, List<long[]> accepted) {
+    }
+
+    /**
+     * The recipients' figures in one read of the notification's recipient rows: per platform, state
+     * and reason, and (a second grouping set) accepted per time bucket.
+     */
+    Outcomes outcomes(UUID appId, UUID id, long bucket) {
+        List<Outcome> outcomes = new java.util.ArrayList<>();
+        java.util.TreeMap<Long, Long> accepted = new java.util.TreeMap<>();
+        jdbc.sql("""
+                        select platform, status, last_error, t, count(*) as n, count(*) filter (where status = 'accepted') as accepted,
+                               grouping(platform, status, last_error) as by_time
+                        from (select platform, status, last_error,
+                                     floor(extract(epoch from updated_at) / :bucket)::bigint * :bucket as t
+                              from notification_recipient_states
+                              where app_id = :app and notification_id = :id) r
+                        group by grouping sets ((platform, status, last_error), (t))""")
+                .param("app", appId).param("id", id).param("bucket", bucket)
+                .query((rs, n) -> {
+                    if (rs.getInt("by_time") == 0) {
+                        outcomes.add(new Outcome(rs.getString("platform"), rs.getString("status"), rs.getString("last_error"), rs.getLong("n")));
+                    } else if (rs.getLong("accepted") > 0) {
+                        accepted.put(rs.getLong("t"), rs.getLong("accepted"));
+                    }
+                    return null;
+                })
                 .list();
+        return new Outcomes(outcomes, accepted.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()}).toList());
     }
 
     /**
@@ -74,21 +99,6 @@ class NotificationReportRepository {
                 .query((rs, n) -> rs.getInt("total_row") == 1
                         ? new Engagement(rs.getString("platform"), null, rs.getLong("n"), rs.getLong("engaged"))
                         : new Engagement(rs.getString("platform"), rs.getString("event_type"), rs.getLong("n"), 0))
-                .list();
-    }
-
-    /**
-     * Recipients accepted per {@code bucket} seconds, by the time their acceptance was recorded
-     * ({@code updated_at}): [bucket start in epoch seconds, count], oldest first.
-     */
-    List<long[]> acceptedPerBucket(UUID appId, UUID id, long bucket) {
-        return jdbc.sql("""
-                        select floor(extract(epoch from updated_at) / :bucket)::bigint * :bucket as t, count(*) as n
-                        from notification_recipients
-                        where notification_id = :id and app_id = :app and status = 'accepted'
-                        group by 1 order by 1""")
-                .param("app", appId).param("id", id).param("bucket", bucket)
-                .query((rs, n) -> new long[] {rs.getLong("t"), rs.getLong("n")})
                 .list();
     }
 

@@ -5,14 +5,14 @@
 //   opens    (report page)   {"opens": {"x": [epoch s of the hour, …], "opened": [n, …], "clicked": [n, …]}}
 (function () {
   'use strict';
-  const COLORS = ['#2454d6', '#12b76a', '#f79009', '#b42318', '#7a5af8', '#667085'];
+  const COLORS = ['#2454d6', '#12b76a', '#f79009', '#b42318', '#7a5af8', '#667085']; // as .key-0 … in dashboard.css
 
   function options(width, series, bars) {
     return {
       width: width,
       height: 220,
       scales: { x: { time: true } },
-      legend: { live: false },
+      legend: { show: false }, // the page's caption names each colour (classes key-0 …)
       series: [{}].concat(series.map((label, i) => ({
         label: label,
         stroke: COLORS[i % COLORS.length],
@@ -50,13 +50,26 @@
     const f = figure(element.dataset.chartKind, data);
     if (!f || f.rows[0].length === 0) return;
     element.textContent = '';
-    const width = () => Math.max(240, element.clientWidth);
+    const width = () => {
+      const style = getComputedStyle(element);
+      return Math.max(200, element.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight));
+    };
     const plot = new uPlot(options(width(), f.labels, f.bars), f.rows, element);
+    // follows its box (a window resized, a scroll bar that appeared once the page grew)
     let pending = null;
-    window.addEventListener('resize', () => {
+    let last = width();
+    const follow = () => {
       clearTimeout(pending);
-      pending = setTimeout(() => plot.setSize({ width: width(), height: 220 }), 150);
-    });
+      pending = setTimeout(() => {
+        const now = width();
+        if (now !== last) {
+          last = now;
+          plot.setSize({ width: now, height: 220 });
+        }
+      }, 100);
+    };
+    if (typeof ResizeObserver !== 'undefined') new ResizeObserver(follow).observe(element);
+    else window.addEventListener('resize', follow);
   }
 
   function start() {

@@ -157,6 +157,14 @@ class NotificationsController {
                 return "redirect:" + base(app) + "/" + created.notificationId() + (created.replay() ? "" : "?created");
             } catch (InvalidInput e) {
                 problems.addAll(e.violations().isEmpty() ? List.of(new Violation("notification", e.getMessage())) : e.violations());
+                if (problems.stream().anyMatch(p -> p.field().equals("Idempotency-Key"))) {
+                    // this form created a notification before, with other content (edited after going back):
+                    // a new key, so sending it again creates a new notification, as the message says
+                    problems.removeIf(p -> p.field().equals("Idempotency-Key"));
+                    problems.add(new Violation("form", "this form was sent before with other content and created a notification then;"
+                            + " send it again to create a new one"));
+                    form.put("idempotency_key", UUID.randomUUID().toString());
+                }
             }
         } else {
             problems.addAll(pages.problems(app.id(), body));

@@ -176,6 +176,20 @@ class DashboardNotificationTests extends DashboardTest {
         assertThat(DashboardClient.location(again)).isEqualTo("/dashboard/apps/" + app.appId() + "/notifications/" + id);
         assertThat(notifications(app)).isEqualTo(1);
 
+        // the same form edited after going back: refused once with a new key, then created anew
+        Map<String, String> edited = new LinkedHashMap<>(form);
+        edited.put("title", "Hello again");
+        HttpResponse<String> reused = browser.post("/dashboard/apps/" + app.appId() + "/notifications", edited);
+        assertThat(reused.statusCode()).isEqualTo(422);
+        assertThat(reused.body()).contains("this form was sent before with other content").doesNotContain(form.get("idempotency_key"));
+        assertThat(notifications(app)).isEqualTo(1);
+        Matcher newKey = Pattern.compile("name=\"idempotency_key\" value=\"([^\"]+)\"").matcher(reused.body());
+        assertThat(newKey.find()).isTrue();
+        edited.put("idempotency_key", newKey.group(1));
+        edited.put("_csrf", DashboardClient.csrf(reused.body()));
+        assertThat(browser.post("/dashboard/apps/" + app.appId() + "/notifications", edited).statusCode()).isEqualTo(302);
+        assertThat(notifications(app)).isEqualTo(2);
+
         HttpResponse<String> report = browser.get(location);
         assertThat(report.statusCode()).isEqualTo(200);
         assertThat(report.body()).contains("The notification was created", "welcome");
@@ -324,7 +338,8 @@ class DashboardNotificationTests extends DashboardTest {
         String base = "/dashboard/apps/" + app.appId() + "/notifications/" + id + "/recipients";
 
         String one = browser.get(base + "?device=" + web).body();
-        assertThat(one).contains("data-device=\"" + web + "\"", "status-accepted", "data-event=\"opened\"")
+        assertThat(one).contains("data-device=\"" + web + "\"", "status-accepted", "data-event=\"opened\"", "notification created",
+                        "fan-out started")
                 .doesNotContain("data-device=\"" + ios + "\"").doesNotContain(subscriber.endpoint());
 
         String user = browser.get(base + "?user=" + URLEncoder.encode("eve", StandardCharsets.UTF_8)).body();

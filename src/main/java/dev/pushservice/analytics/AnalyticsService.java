@@ -22,7 +22,7 @@ import org.springframework.stereotype.Service;
  * totals over the period. Reads the counters of {@link EventCounts} and {@link DeliveryOutcomeCounts}.
  */
 @Service
-class AnalyticsService {
+public class AnalyticsService {
 
     private final EventCounts counts;
     private final DeliveryOutcomeCounts deliveries;
@@ -37,17 +37,17 @@ class AnalyticsService {
     }
 
     /** {@code deliveries}: recipients that reached each terminal state that day (every state present). */
-    record Day(LocalDate date, Map<String, Long> events, Map<String, Long> deliveries) {
+    public record Day(LocalDate date, Map<String, Long> events, Map<String, Long> deliveries) {
     }
 
-    record Outcome(String eventName, long total) {
+    public record Outcome(String eventName, long total) {
     }
 
-    record Analytics(int days, String timezone, List<Day> daily, List<Outcome> outcomes, Map<String, Long> deliveryTotals) {
+    public record Analytics(int days, String timezone, List<Day> daily, List<Outcome> outcomes, Map<String, Long> deliveryTotals) {
     }
 
     /** The last {@code days} days, today included. */
-    Analytics lastDays(UUID app, int days) {
+    public Analytics lastDays(UUID app, int days) {
         ZoneId zone = settings.timeZone(app);
         LocalDate today = LocalDate.now(clock.withZone(zone));
         LocalDate from = today.minusDays(days - 1L);

@@ -1,5 +1,6 @@
 package dev.pushservice.dashboard;
 
+import dev.pushservice.analytics.AnalyticsService;
 import dev.pushservice.apps.TenantService;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.devices.DeviceCounts;
@@ -20,13 +21,20 @@ class DashboardController {
 
     /** How many of an app's latest notifications its overview lists. */
     static final int RECENT_NOTIFICATIONS = 10;
+    /** Days of the overview's events chart, today included. */
+    static final int CHART_DAYS = 30;
+    /** The event types the overview's chart draws, one line each. */
+    static final List<String> CHART_EVENTS = List.of("received", "confirmed_delivered", "opened", "clicked", "dismissed");
 
     private final TenantService tenants;
     private final DashboardAccess access;
     private final DeviceService devices;
     private final NotificationService notifications;
+    private final AnalyticsService analytics;
 
-    DashboardController(TenantService tenants, DashboardAccess access, DeviceService devices, NotificationService notifications) {
+    DashboardController(TenantService tenants, DashboardAccess access, DeviceService devices, NotificationService notifications,
+                        AnalyticsService analytics) {
+        this.analytics = analytics;
         this.tenants = tenants;
         this.access = access;
         this.devices = devices;
@@ -59,6 +67,30 @@ class DashboardController {
         model.addAttribute("subscribed", counts.stream().mapToLong(DeviceCounts::subscribed).sum());
         model.addAttribute("invalid", counts.stream().mapToLong(DeviceCounts::invalid).sum());
         model.addAttribute("notifications", recent);
+        model.addAttribute("dailyEvents", dailyEvents(analytics.lastDays(app.id(), CHART_DAYS)));
         return "app";
+    }
+
+    /**
+     * The daily counters of {@code GET /v1/analytics} (events per day in the app's time zone) as the
+     * chart's JSON: {@code {"days": ["2026-01-31", …], "series": {"opened": [..], …}, "total": n}}.
+     */
+    static String dailyEvents(AnalyticsService.Analytics a) {
+        tools.jackson.databind.node.ObjectNode chart = tools.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        tools.jackson.databind.node.ArrayNode days = chart.putArray("days");
+        tools.jackson.databind.node.ObjectNode series = chart.putObject("series");
+        long total = 0;
+        for (String type : CHART_EVENTS) series.putArray(type);
+        for (AnalyticsService.Day d : a.daily()) {
+            days.add(d.date().toString());
+            for (String type : CHART_EVENTS) {
+                long n = d.events().getOrDefault(type, 0L);
+                ((tools.jackson.databind.node.ArrayNode) series.get(type)).add(n);
+                total += n;
+            }
+        }
+        chart.put("total", total);
+        chart.put("timezone", a.timezone());
+        return chart.toString();
     }
 }

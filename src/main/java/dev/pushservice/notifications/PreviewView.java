@@ -14,10 +14,10 @@ import tools.jackson.databind.JsonNode;
  * @param samples one per platform with a device in the audience (newest device first, as the fan-out
  *                orders them), or only the device asked for
  */
-record PreviewView(Audience audience, String interruptionLevel, List<Sample> samples) {
+public record PreviewView(Audience audience, String interruptionLevel, List<Sample> samples) {
 
     /** @param platforms every platform, 0 where the audience has no device */
-    record Audience(long total, Map<String, Long> platforms) {
+    public record Audience(long total, Map<String, Long> platforms) {
     }
 
     /**
@@ -27,7 +27,7 @@ record PreviewView(Audience audience, String interruptionLevel, List<Sample> sam
      * @param request what the provider would receive; null when {@code rejected}
      * @param rejected why the provider would reject it before sending; null when there is a request
      */
-    record Sample(UUID deviceId, String platform, String externalUserId, boolean inAudience, String localization,
+    public record Sample(UUID deviceId, String platform, String externalUserId, boolean inAudience, String localization,
                   ProviderRequest request, Rejection rejected) {
     }
 
@@ -37,10 +37,10 @@ record PreviewView(Audience audience, String interruptionLevel, List<Sample> sam
      * @param body APNs: the JSON payload; FCM: the HTTP v1 body ({@code {"message": …}}, no token);
      *             Web Push: the JSON the browser decrypts
      */
-    record ProviderRequest(Map<String, String> headers, JsonNode body) {
+    public record ProviderRequest(Map<String, String> headers, JsonNode body) {
     }
 
     /** @param reason a recipient's {@code last_error} code, such as {@code payload_too_large} */
-    record Rejection(String reason, String detail) {
+    public record Rejection(String reason, String detail) {
     }
 }

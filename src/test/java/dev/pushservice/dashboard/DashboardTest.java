@@ -10,6 +10,8 @@ import dev.pushservice.support.TestTokens;
 import java.net.http.HttpResponse;
 import java.util.UUID;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 
 /** Base of dashboard page tests: members made as the CLI and links make them, browsers signed in over real HTTP. */
 abstract class DashboardTest extends ApiTest {
@@ -18,6 +20,12 @@ abstract class DashboardTest extends ApiTest {
 
     @Autowired
     MemberService members;
+
+    /** Web Push to the tests' loopback receivers, so pages can show notifications really accepted by a push service. */
+    @DynamicPropertySource
+    static void localPushServices(DynamicPropertyRegistry registry) {
+        registry.add("push.webpush.allow-insecure-endpoints", () -> "true");
+    }
 
     DashboardClient browser() {
         return new DashboardClient("http://127.0.0.1:" + port);

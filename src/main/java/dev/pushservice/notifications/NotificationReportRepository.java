@@ -1,0 +1,159 @@
+package dev.pushservice.notifications;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.UUID;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.stereotype.Repository;
+
+/**
+ * The statements behind the dashboard's report and recipient pages ({@link NotificationPages}): each
+ * is one {@code GROUP BY} (or one keyed read) over a notification's recipients or its events, never a
+ * statement per recipient. Recipients are read through {@code notification_recipient_states} (the
+ * ones handed to a lane and not recorded yet count as {@code sending}, as the API shows them); events
+ * through {@code events_notification_idx} (app, notification, occurred_at). Reads the
+ * {@code events} table of the events feature for the engagement figures: a report is the one place
+ * both meet, and joining them in SQL keeps it one statement.
+ */
+@Repository
+class NotificationReportRepository {
+
+    /** Most recipient rows the per-recipient page reads for one user (their devices). */
+    static final int RECIPIENT_LIMIT = 50;
+    /** Most events the per-recipient page reads. */
+    static final int EVENT_LIMIT = 200;
+    /** The event types the report counts. */
+    static final List<String> ENGAGEMENT = List.of("received", "confirmed_delivered", "delivered", "opened", "clicked");
+
+    private final JdbcClient jdbc;
+
+    NotificationReportRepository(JdbcClient jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    /** @param reason the recipient's {@code last_error} (null for none) */
+    record Outcome(String platform, String status, String reason, long count) {
+    }
+
+    /**
+     * @param outcomes recipients per platform, state and last reason code
+     * @param accepted recipients accepted per {@code bucket} seconds, by when their acceptance was
+     *                 recorded ({@code updated_at}): [bucket start in epoch seconds, count], oldest first
+     */
+    record Outcomes(List<Outcome> outcomes, List<long[]> accepted) {
+    }
+
+    /**
+     * The recipients' figures in one read of the notification's recipient rows: per platform, state
+     * and reason, and (a second grouping set) accepted per time bucket.
+     */
+    Outcomes outcomes(UUID appId, UUID id, long bucket) {
+        List<Outcome> outcomes = new java.util.ArrayList<>();
+        java.util.TreeMap<Long, Long> accepted = new java.util.TreeMap<>();
+        jdbc.sql("""
+                        select platform, status, last_error, t, count(*) as n, count(*) filter (where status = 'accepted') as accepted,
+                               grouping(platform, status, last_error) as by_time
+                        from (select platform, status, last_error,
+                                     floor(extract(epoch from updated_at) / :bucket)::bigint * :bucket as t
+                              from notification_recipient_states
+                              where app_id = :app and notification_id = :id) r
+                        group by grouping sets ((platform, status, last_error), (t))""")
+                .param("app", appId).param("id", id).param("bucket", bucket)
+                .query((rs, n) -> {
+                    if (rs.getInt("by_time") == 0) {
+                        outcomes.add(new Outcome(rs.getString("platform"), rs.getString("status"), rs.getString("last_error"), rs.getLong("n")));
+                    } else if (rs.getLong("accepted") > 0) {
+                        accepted.put(rs.getLong("t"), rs.getLong("accepted"));
+                    }
+                    return null;
+                })
+                .list();
+        return new Outcomes(outcomes, accepted.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()}).toList());
+    }
+
+    /**
+     * @param eventType null on the per-platform total row, whose {@code engagedDevices} counts the
+     *                  devices with an {@code opened} or {@code clicked} event
+     */
+    record Engagement(String platform, String eventType, long count, long engagedDevices) {
+    }
+
+    /**
+     * Engagement events per platform and type, and per platform the devices that opened or clicked,
+     * in one statement (grouping sets). The platform is the recipient's; an event of a device that
+     * was no recipient counts under {@code unknown}.
+     */
+    List<Engagement> engagement(UUID appId, UUID id) {
+        return jdbc.sql("""
+                        select coalesce(r.platform, 'unknown') as platform, e.event_type, count(*) as n,
+                               count(distinct e.device_id) filter (where e.event_type in ('opened', 'clicked')) as engaged,
+                               grouping(e.event_type) as total_row
+                        from events e
+                        left join notification_recipients r on r.notification_id = e.notification_id and r.device_id = e.device_id
+                        where e.app_id = :app and e.notification_id = :id and e.event_type in (:types)
+                        group by grouping sets ((coalesce(r.platform, 'unknown'), e.event_type), (coalesce(r.platform, 'unknown')))""")
+                .param("app", appId).param("id", id).param("types", ENGAGEMENT)
+                .query((rs, n) -> rs.getInt("total_row") == 1
+                        ? new Engagement(rs.getString("platform"), null, rs.getLong("n"), rs.getLong("engaged"))
+                        : new Engagement(rs.getString("platform"), rs.getString("event_type"), rs.getLong("n"), 0))
+                .list();
+    }
+
+    /** Opened and clicked events per hour of {@code occurred_at}: [hour in epoch seconds, opened, clicked], oldest first. */
+    List<long[]> opensPerHour(UUID appId, UUID id) {
+        return jdbc.sql("""
+                        select extract(epoch from date_trunc('hour', occurred_at))::bigint as h,
+                               count(*) filter (where event_type = 'opened') as opened,
+                               count(*) filter (where event_type = 'clicked') as clicked
+                        from events
+                        where app_id = :app and notification_id = :id and event_type in ('opened', 'clicked')
+                        group by 1 order by 1""")
+                .param("app", appId).param("id", id)
+                .query((rs, n) -> new long[] {rs.getLong("h"), rs.getLong("opened"), rs.getLong("clicked")})
+                .list();
+    }
+
+    /**
+     * The recipient row of {@code deviceId}, or the rows of the devices the user with
+     * {@code externalUserId} has now (a device that changed hands since is found by its id). Keyed
+     * reads of the primary key (notification, device); at most {@link #RECIPIENT_LIMIT}.
+     */
+    List<NotificationPages.RecipientState> recipients(UUID appId, UUID id, UUID deviceId, String externalUserId) {
+        String devices = deviceId != null ? "select cast(:device as uuid)"
+                : "select d.id from devices d join users u on u.id = d.user_id"
+                + " where u.app_id = :app and u.external_user_id = :user and d.app_id = :app";
+        String sql = "select device_id, platform, external_user_id, status, attempts, last_error, provider_message_id, due_at,"
+                + " updated_at, expires_at from notification_recipient_states"
+                + " where app_id = :app and notification_id = :id and device_id in (" + devices + ")"
+                + " order by device_id limit " + RECIPIENT_LIMIT;
+        var statement = jdbc.sql(sql).param("app", appId).param("id", id);
+        statement = deviceId != null ? statement.param("device", deviceId) : statement.param("user", externalUserId);
+        return statement.query(this::state).list();
+    }
+
+    /** The events of these devices for the notification, oldest first, at most {@link #EVENT_LIMIT}. */
+    List<NotificationPages.RecipientEvent> recipientEvents(UUID appId, UUID id, List<UUID> devices) {
+        return jdbc.sql("""
+                        select device_id, event_type, event_name, occurred_at, received_at from events
+                        where app_id = :app and notification_id = :id and device_id in (:devices)
+                        order by occurred_at, id limit :limit""")
+                .param("app", appId).param("id", id).param("devices", devices).param("limit", EVENT_LIMIT)
+                .query((rs, n) -> new NotificationPages.RecipientEvent(rs.getObject("device_id", UUID.class),
+                        rs.getString("event_type"), rs.getString("event_name"), instant(rs, "occurred_at"), instant(rs, "received_at")))
+                .list();
+    }
+
+    private NotificationPages.RecipientState state(ResultSet rs, int n) throws SQLException {
+        return new NotificationPages.RecipientState(rs.getObject("device_id", UUID.class), rs.getString("platform"),
+                rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"), rs.getString("last_error"),
+                rs.getString("provider_message_id"), instant(rs, "due_at"), instant(rs, "updated_at"), instant(rs, "expires_at"));
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+}

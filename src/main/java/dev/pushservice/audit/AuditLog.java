@@ -25,14 +25,20 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 public class AuditLog {
 
     /**
-     * Who made a change: {@code api_key} (with the key's id and kind), {@code cli} or {@code system}.
+     * Who made a change: {@code api_key} (with the key's id and kind), {@code member} (a dashboard
+     * member, with their id), {@code cli} or {@code system}.
      */
-    public record Actor(String type, UUID keyId, String keyKind) {
-        public static final Actor CLI = new Actor("cli", null, null);
-        public static final Actor SYSTEM = new Actor("system", null, null);
+    public record Actor(String type, UUID keyId, String keyKind, UUID memberId) {
+        public static final Actor CLI = new Actor("cli", null, null, null);
+        public static final Actor SYSTEM = new Actor("system", null, null, null);
 
         static Actor of(ApiPrincipal principal) {
-            return new Actor("api_key", principal.keyId(), principal.kind().value());
+            return new Actor("api_key", principal.keyId(), principal.kind().value(), null);
+        }
+
+        /** A dashboard member acting through a page. */
+        public static Actor member(UUID memberId) {
+            return new Actor("member", null, null, Objects.requireNonNull(memberId, "memberId"));
         }
     }
 
@@ -56,6 +62,19 @@ public class AuditLog {
         Objects.requireNonNull(appId, "appId");
         HttpServletRequest request = currentRequest();
         Actor actor = actor(request);
+        String requestId = request == null ? null : RequestIds.current(request);
+        entries.insert(appId, clock.instant(), actor, action, targetType, String.valueOf(targetId), requestId,
+                changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList());
+    }
+
+    /**
+     * Appends one entry made by {@code actor} (a dashboard member: the dashboard knows who acts, the
+     * request carries no API key), with the request's id when there is a request.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(Actor actor, UUID appId, String action, String targetType, Object targetId, Collection<String> changedFields) {
+        Objects.requireNonNull(appId, "appId");
+        HttpServletRequest request = currentRequest();
         String requestId = request == null ? null : RequestIds.current(request);
         entries.insert(appId, clock.instant(), actor, action, targetType, String.valueOf(targetId), requestId,
                 changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList());

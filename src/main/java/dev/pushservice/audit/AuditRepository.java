@@ -21,14 +21,15 @@ class AuditRepository {
     void insert(UUID appId, Instant at, AuditLog.Actor actor, String action, String targetType, String targetId,
                 String requestId, List<String> changedFields) {
         jdbc.sql("""
-                insert into audit_log (app_id, occurred_at, actor, key_id, key_kind, action, target_type, target_id,
+                insert into audit_log (app_id, occurred_at, actor, key_id, key_kind, member_id, action, target_type, target_id,
                                        request_id, changed_fields)
-                values (:app, :at, :actor, :key, :kind, :action, :type, :target, :request, :fields)""")
+                values (:app, :at, :actor, :key, :kind, :member, :action, :type, :target, :request, :fields)""")
                 .param("app", appId)
                 .param("at", at.atOffset(ZoneOffset.UTC))
                 .param("actor", actor.type())
                 .param("key", actor.keyId())
                 .param("kind", actor.keyKind())
+                .param("member", actor.memberId())
                 .param("action", action)
                 .param("type", targetType)
                 .param("target", targetId)

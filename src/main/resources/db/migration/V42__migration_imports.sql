@@ -1,0 +1,37 @@
+-- Migration uploads from the dashboard (issue 27 part 3, docs/dashboard.md "Migration upload").
+--
+-- Import history: one row per upload that staged records (a refused upload changes nothing, so it
+-- leaves no row either). Who (the member, by id and the address they had then), when, the file's
+-- name, its format, the provider the source ids belong to, and the counts: rows read, staged, and
+-- skipped per reason ({"unsubscribed": 12, ...}).
+create table migration_imports (
+    id             uuid        primary key,
+    app_id         uuid        not null references apps (id),
+    member_id      uuid,
+    member_email   text        not null,
+    file_name      text        not null,
+    format         text        not null check (format in ('template', 'legacy')),
+    source_provider text       not null,
+    rows_read      bigint      not null,
+    rows_staged    bigint      not null,
+    skipped        jsonb       not null default '{}',
+    -- the first 100 skipped rows: [{"line": 7, "reason": "unsubscribed", "detail": "..."}] (never a token)
+    skipped_lines  jsonb       not null default '[]',
+    imported_at    timestamptz not null
+);
+create index migration_imports_app_idx on migration_imports (app_id, imported_at desc);
+
+-- Which upload staged a record (null: staged before uploads existed).
+alter table migration_staged_devices add column import_id uuid references migration_imports (id);
+
+-- An upload refuses a token already staged by another app (an ownership conflict); this finds it
+-- without scanning every app's records.
+create index migration_staged_token_any_app_idx on migration_staged_devices (platform, token_hash);
+-- and a source id staged in the app for another token
+create index migration_staged_source_idx on migration_staged_devices (app_id, source_provider, source_device_id);
+
+-- Changes made by a dashboard member are audited as actor 'member' with the member's id. Written
+-- so that it holds whether or not another migration added the same actor first.
+alter table audit_log drop constraint if exists audit_log_actor_check;
+alter table audit_log add constraint audit_log_actor_check check (actor in ('api_key', 'cli', 'system', 'member'));
+alter table audit_log add column if not exists member_id uuid;

@@ -22,7 +22,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * body (Spring Security's CSRF check reads form fields, which parses a multipart body): the migration
  * upload ({@code POST /dashboard/apps/{id}/migration}) takes up to
  * {@code PUSH_MIGRATION_MAX_REQUEST_BYTES}; every other dashboard request body up to 1 MB. A larger
- * one gets a 413 page saying so, and its connection is closed. Spring's multipart limits
+ * one gets a 413 page saying so (Tomcat then reads and drops up to {@code max-swallow-size} of the
+ * body to keep the connection, and closes it beyond that). Spring's multipart limits
  * (application.yaml) stay the upload's, for bodies sent without a length.
  */
 @Configuration(proxyBeanMethods = false)
@@ -47,7 +48,6 @@ class DashboardUploadLimits {
                 long limit = migration ? upload : FORM_BYTES;
                 if (request.getContentLengthLong() > limit) {
                     response.setStatus(413);
-                    response.setHeader("Connection", "close");
                     response.setContentType("text/html;charset=UTF-8");
                     String what = migration
                             ? String.format(Locale.ROOT, "The file is larger than %,d MB, the most one migration upload takes: split it into several files.",

@@ -77,24 +77,27 @@ $PG -c "delete from migration_staged_devices" -c "vacuum analyze migration_stage
 T=$(curl -s -c "$JAR" -b "$JAR" "$PAGE" | csrf)
 sleep 2
 before=$(heap)
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 ( max=0; while :; do h=$(heap); [ "${h:-0}" -gt "$max" ] && { max=$h; echo "$max" > "$DATA/heap.max"; }; sleep 0.25; done ) &
 SAMPLER=$!
 start=$(date +%s.%N)
 code=$(curl -s -o "$DATA/page.html" -w '%{http_code}' -c "$JAR" -b "$JAR" -F "_csrf=$T" -F provider=onesignal \
-  -F "file=@$CSV;type=text/csv" "$PAGE")
+  -F "file=@$CSV;type=text/csv" "$PAGE" || echo "curl failed $?")
 end=$(date +%s.%N)
 kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true
 sleep 2
 after=$(heap)
 [ "$code" = 200 ] || { echo "upload answered $code:"; sed -n '/<main/,/<\/main>/p' "$DATA/page.html" | head -40; exit 1; }
-staged=$(grep -o 'id="rows-staged">[0-9,]*' "$DATA/page.html" | cut -d'>' -f2)
-skipped=$(grep -o 'id="rows-skipped">[0-9,]*' "$DATA/page.html" | cut -d'>' -f2)
-reasons=$(grep -o 'data-reason="[a-z_]*">\s*<td>[a-z_]*</td><td class="num">[0-9]*' "$DATA/page.html" | sed 's/.*<td>\([a-z_]*\)<\/td><td class="num">\([0-9]*\)/\1 \2/' | paste -sd, -)
+staged=$(grep -o 'id="rows-staged">[0-9,]*' "$DATA/page.html" | cut -d'>' -f2 || true)
+skipped=$(grep -o 'id="rows-skipped">[0-9,]*' "$DATA/page.html" | cut -d'>' -f2 || true)
+reasons=$(tr -d '\n' < "$DATA/page.html" | grep -o '<td>[a-z_]*</td><td class="num">[0-9]*</td>' \
+  | sed 's/<td>\([a-z_]*\)<\/td><td class="num">\([0-9]*\)<\/td>/\1 \2/' | paste -sd, - || true)
 in_db=$($PG -Atc "select count(*) from migration_staged_devices where app_id = '$APP'")
 secs=$(echo "$end - $start" | bc -l)
+echo "load average before the upload: $LOAD"
 printf 'file: %d rows, %.1f MiB\n' "$ROWS" "$(echo "$SIZE / 1048576" | bc -l)"
 printf 'upload to page: %.2f s, %.0f rows/s; staged %s (in the table: %s), skipped %s (%s)\n' "$secs" \
   "$(echo "$ROWS / $secs" | bc -l)" "$staged" "$in_db" "$skipped" "$reasons"
 printf 'heap (cap %s): before %d MiB, largest seen during the upload %d MiB, after %d MiB\n' "$HEAP" \
   $(( before / 1048576 )) $(( $(cat "$DATA/heap.max" 2>/dev/null || echo 0) / 1048576 )) $(( after / 1048576 ))
-grep -i "Migration upload" "$DATA/service.log" | tail -n 1 || true
+grep "Migration upload" "$DATA/service.log" | tail -n 3 | sed 's/^.*DeviceMigration - /service: /; s/^.*MigrationController - /service: /' || true

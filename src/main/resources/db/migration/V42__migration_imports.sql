@@ -21,14 +21,14 @@ create table migration_imports (
 );
 create index migration_imports_app_idx on migration_imports (app_id, imported_at desc);
 
--- Which upload staged a record (null: staged before uploads existed).
-alter table migration_staged_devices add column import_id uuid references migration_imports (id);
+-- Which upload staged a record (null: staged before uploads existed). No foreign key: an upload
+-- inserts up to a million records at once, and a per-row key check would cost as much as the insert;
+-- the upload writes its history row in the same transaction.
+alter table migration_staged_devices add column import_id uuid;
 
 -- An upload refuses a token already staged by another app (an ownership conflict); this finds it
 -- without scanning every app's records.
 create index migration_staged_token_any_app_idx on migration_staged_devices (platform, token_hash);
--- and a source id staged in the app for another token
-create index migration_staged_source_idx on migration_staged_devices (app_id, source_provider, source_device_id);
 
 -- Changes made by a dashboard member are audited as actor 'member' with the member's id. Written
 -- so that it holds whether or not another migration added the same actor first.

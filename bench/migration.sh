@@ -80,10 +80,13 @@ before=$(heap)
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 ( max=0; while :; do h=$(heap); [ "${h:-0}" -gt "$max" ] && { max=$h; echo "$max" > "$DATA/heap.max"; }; sleep 0.25; done ) &
 SAMPLER=$!
+PGPID=$(postmaster_pid "$DATA")
+s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID")
 start=$(date +%s.%N)
 code=$(curl -s -o "$DATA/page.html" -w '%{http_code}' -c "$JAR" -b "$JAR" -F "_csrf=$T" -F provider=onesignal \
   -F "file=@$CSV;type=text/csv" "$PAGE" || echo "curl failed $?")
 end=$(date +%s.%N)
+s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID")
 kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null || true
 sleep 2
 after=$(heap)
@@ -100,4 +103,7 @@ printf 'upload to page: %.2f s, %.0f rows/s; staged %s (in the table: %s), skipp
   "$(echo "$ROWS / $secs" | bc -l)" "$staged" "$in_db" "$skipped" "$reasons"
 printf 'heap (cap %s): before %d MiB, largest seen during the upload %d MiB, after %d MiB\n' "$HEAP" \
   $(( before / 1048576 )) $(( $(cat "$DATA/heap.max" 2>/dev/null || echo 0) / 1048576 )) $(( after / 1048576 ))
+cpu_report row "$ROWS" "$s0" "$s1" "$p0" "$p1"
+HZ=$(getconf CLK_TCK)
+printf 'CPU during the upload: service %.1f s, PostgreSQL %.1f s\n' "$(echo "($s1 - $s0) / $HZ" | bc -l)" "$(echo "($p1 - $p0) / $HZ" | bc -l)"
 grep "Migration upload" "$DATA/service.log" | tail -n 3 | sed 's/^.*DeviceMigration - /service: /; s/^.*MigrationController - /service: /' || true

@@ -150,9 +150,23 @@ class DashboardMigrationTests extends DashboardTest {
                 "{\"platform\":\"android\",\"push_token\":\"" + android + "\"}");
         assertThat(claimedAndroid.status()).isEqualTo(201);
         assertThat(claimedAndroid.json().path("migrated_from").path("source_id").asString()).isEqualTo("legacy-7");
+        // a source id that is not a UUID: the stable UUID v5 of "provider:source id" (docs/api-decisions.md "Migration claim")
+        assertThat(claimedAndroid.json().path("device_id").asString()).isEqualTo(uuidV5("onesignal:legacy-7").toString());
         assertThat(jdbc.sql("select claimed_device_id from migration_staged_devices where app_id = :app and source_device_id = 'legacy-7'")
                 .param("app", app.appId()).query(UUID.class).single().toString()).isEqualTo(claimedAndroid.json().path("device_id").asString());
         assertThat(browser.get(page(app)).body()).containsPattern("<strong>2</strong> staged ·\\s*<strong>2</strong> claimed");
+    }
+
+    /** RFC 4122 version 5 in the migration namespace, written out here so the test does not share the code it checks. */
+    private static UUID uuidV5(String name) throws Exception {
+        UUID ns = UUID.fromString("6f1c2a53-52c5-4f5e-9d8a-4b6c0e1f7a10");
+        MessageDigest sha1 = MessageDigest.getInstance("SHA-1");
+        sha1.update(java.nio.ByteBuffer.allocate(16).putLong(ns.getMostSignificantBits()).putLong(ns.getLeastSignificantBits()).array());
+        byte[] h = sha1.digest(name.getBytes(StandardCharsets.UTF_8));
+        h[6] = (byte) ((h[6] & 0x0f) | 0x50);
+        h[8] = (byte) ((h[8] & 0x3f) | 0x80);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(h, 0, 16);
+        return new UUID(b.getLong(), b.getLong());
     }
 
     @Test

@@ -42,8 +42,9 @@ public class AuditLog {
             return new Actor("api_key", principal.keyId(), principal.kind().value(), null);
         }
 
-        static Actor member(UUID memberId) {
-            return new Actor("member", null, null, memberId);
+        /** A dashboard member acting through a page. */
+        public static Actor member(UUID memberId) {
+            return new Actor("member", null, null, Objects.requireNonNull(memberId, "memberId"));
         }
     }
 
@@ -76,6 +77,19 @@ public class AuditLog {
         Objects.requireNonNull(appId, "appId");
         HttpServletRequest request = currentRequest();
         Actor actor = actor(request);
+        String requestId = request == null ? null : RequestIds.current(request);
+        entries.insert(appId, clock.instant(), actor, action, targetType, String.valueOf(targetId), requestId,
+                changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList());
+    }
+
+    /**
+     * Appends one entry made by {@code actor}, who the caller knows (a dashboard member staging a
+     * migration), with the request's id when there is a request.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void record(Actor actor, UUID appId, String action, String targetType, Object targetId, Collection<String> changedFields) {
+        Objects.requireNonNull(appId, "appId");
+        HttpServletRequest request = currentRequest();
         String requestId = request == null ? null : RequestIds.current(request);
         entries.insert(appId, clock.instant(), actor, action, targetType, String.valueOf(targetId), requestId,
                 changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList());

@@ -40,6 +40,15 @@ class DashboardErrors {
         return problem(422, "Not accepted", message, model, response);
     }
 
+    /** A multipart body Spring refused (larger than the migration upload takes, or malformed): nothing was changed. */
+    @ExceptionHandler(org.springframework.web.multipart.MultipartException.class)
+    String multipart(org.springframework.web.multipart.MultipartException e, Model model, HttpServletResponse response) {
+        boolean tooLarge = e instanceof org.springframework.web.multipart.MaxUploadSizeExceededException;
+        return problem(tooLarge ? 413 : 400, tooLarge ? "Too large" : "Not accepted",
+                tooLarge ? "The file is larger than a migration upload takes (docs/dashboard.md \"Migration upload\"); nothing was changed."
+                        : "The upload could not be read as a form with a file; nothing was changed.", model, response);
+    }
+
     @ExceptionHandler(DomainException.class)
     String refused(DomainException e, Model model, HttpServletResponse response) {
         return problem(409, "Not possible", e.getMessage(), model, response);

@@ -59,6 +59,34 @@ final class DashboardClient {
         return post(action, withToken);
     }
 
+    /**
+     * Posts a {@code multipart/form-data} body as a browser sends a form with a file input: the text
+     * fields, then the file as part {@code fileField} named {@code fileName} with its bytes as they are.
+     * Add "_csrf" to {@code fields} yourself, or use {@link #upload}.
+     */
+    HttpResponse<String> multipart(String path, Map<String, String> fields, String fileField, String fileName, byte[] file) {
+        String boundary = "----PushServiceTest" + java.util.UUID.randomUUID().toString().replace("-", "");
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        for (Map.Entry<String, String> e : fields.entrySet()) {
+            body.writeBytes(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + e.getKey() + "\"\r\n\r\n"
+                    + e.getValue() + "\r\n").getBytes(StandardCharsets.UTF_8));
+        }
+        body.writeBytes(("--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + fileField + "\"; filename=\"" + fileName
+                + "\"\r\nContent-Type: text/csv\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+        body.writeBytes(file);
+        body.writeBytes(("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofMinutes(5))
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body.toByteArray())));
+    }
+
+    /** Loads {@code page}, takes its CSRF token and posts {@code fields} and the file to {@code action} as multipart. */
+    HttpResponse<String> upload(String page, String action, Map<String, String> fields, String fileField, String fileName, byte[] file) {
+        Map<String, String> withToken = new LinkedHashMap<>(fields);
+        withToken.put("_csrf", csrf(get(page).body()));
+        return multipart(action, withToken, fileField, fileName, file);
+    }
+
     /** Signs in; returns the answer to the form (a redirect). */
     HttpResponse<String> signIn(String email, String password) {
         return submit("/dashboard/sign-in", "/dashboard/sign-in", Map.of("email", email, "password", password));

@@ -235,14 +235,30 @@ final class Claimer {
         Instant now = clock.instant();
         PushProvider provider = providers.get(platform);
         ProviderBreakers.Paused paused = provider == null || provider.hasOrigins()
-                ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now);
-        if (paused.waiting().isEmpty() && paused.probeDue().isEmpty()) {
+                ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now, priority == Priority.TRANSACTIONAL);
+        if (paused.none()) {
             return store.claim(priority, platform, want, now, properties.lease());
         }
         List<DeliveryStore.Claimed> batch = new ArrayList<>();
         for (UUID app : paused.probeDue()) {
             if (batch.size() >= want) break;
             batch.addAll(store.claim(priority, platform, 1, now, properties.lease(), DeliveryStore.Apps.only(app)));
+        }
+        // transactional recipients of an app whose circuit a 429 pauses: as many as it lets out now
+        for (UUID app : paused.priorityDue()) {
+            if (batch.size() >= want) break;
+            ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(app, platform, null);
+            int reserved = breakers.reserve(circuit, want - batch.size(), now);
+            if (reserved == 0) continue;
+            int used = 0;
+            try {
+                List<DeliveryStore.Claimed> claimed = store.claim(priority, platform, reserved, now, properties.lease(),
+                        DeliveryStore.Apps.only(app));
+                batch.addAll(claimed);
+                for (DeliveryStore.Claimed c : claimed) if (c.unsendable() == null) used++;
+            } finally {
+                breakers.unreserve(circuit, reserved - used);
+            }
         }
         if (batch.size() < want) {
             batch.addAll(store.claim(priority, platform, want - batch.size(), now, properties.lease(),

@@ -24,6 +24,8 @@ import org.slf4j.LoggerFactory;
  * due recipients from the {@link DeliveryStore}, none of an app whose circuit on a platform without
  * origins (APNs, FCM) is open, but one when that circuit's probe is due ({@link ProviderBreakers#paused}):
  * while a provider is down its recipients wait {@code pending}, untouched, and no lease is taken for them.
+ * The transactional lane's claimer also takes, of an app whose circuit a 429 pauses, as many recipients
+ * as the circuit's priority rate lets out now ({@link ProviderBreakers#reserve}).
  * Recipients a fan-out page hands over while the circuit is open are not claimed: the senders defer them
  * (their one write, which inserts their row) and claims leave them alone after that. Web Push circuits
  * are per origin, which a claim cannot see: those recipients are claimed and deferred by the senders,

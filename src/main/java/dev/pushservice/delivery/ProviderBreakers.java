@@ -38,6 +38,16 @@ import org.springframework.stereotype.Component;
  * in-flight window), says nothing about the quota now, and closing on it let a large send go on at full
  * rate into a storm of 429s (drills/provider-storm.sh).
  *
+ * <p>Priority sends: the pause is there to stop the bulk traffic that spent the quota, and once it has
+ * stopped a trickle is what the quota still admits. So a circuit paused by a 429, and not open for an
+ * outage, lets transactional recipients through at {@link BreakerProperties#priorityRate()} a second (a
+ * token bucket holding a second's worth, full when the pause starts): the transactional lane's claimer
+ * {@link #reserve reserves} them for the paused app's recipients it claims, and {@link #admit} with
+ * {@code priority} lets out a reserved or a free one ({@link Send#priority()}), else says to wait for
+ * the next free one. A 429 answering such a send leaves the pause as it was (the recipient backs off on
+ * its own); their outage failures, or the others', that reach {@link BreakerProperties#failureThreshold()}
+ * mark the circuit open for an outage, and only probes go out until the provider answers again.
+ *
  * <p>What a lane does with it ({@link Lane}): its claimer asks {@link #paused} which apps' whole-app
  * circuits of a platform are open (providers without origins: APNs, FCM) and claims none of their
  * recipients, so they wait {@code pending}, their rows untouched and no lease taken, for as long as the
@@ -49,7 +59,8 @@ import org.springframework.stereotype.Component;
  * nothing is dead-lettered for it. Every answer is reported to {@link #answered}; a circuit that closes
  * calls the {@link #onClosed} listeners (the lanes claim its waiting recipients at once).
  *
- * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #paused} on their claimer threads,
+ * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #paused}, {@link #reserve} and
+ * {@link #unreserve} on their claimer threads,
  * {@link #answered} (and so the {@link #onClosed} listeners) on Netty I/O threads, {@link #notClosed} on
  * request threads. State is kept only for circuits that are failing or open (a
  * healthy provider costs one hash lookup per send); each circuit's state is changed under its own

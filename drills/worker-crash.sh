@@ -35,6 +35,12 @@ while [ "$(accepted "$ID")" -lt $((DEVICES / 20)) ]; do sleep 0.2; done
 c1=$(cpu_ticks "${PIDS[worker1]}"); c2=$(cpu_ticks "${PIDS[worker2]}"); sleep 1
 d1=$(($(cpu_ticks "${PIDS[worker1]}") - c1)); d2=$(($(cpu_ticks "${PIDS[worker2]}") - c2))
 VICTIM=worker1; SURVIVOR=worker2; [ "$d2" -gt "$d1" ] && VICTIM=worker2 && SURVIVOR=worker1
+# more reliable than CPU on a loaded machine: the worker whose log shows the send's fan-out running
+for w in worker1 worker2; do
+  if grep -q "Notification $ID processing: materializing" "$DATA/$w/service.log" 2>/dev/null; then
+    VICTIM=$w; [ "$w" = worker1 ] && SURVIVOR=worker2 || SURVIVOR=worker1
+  fi
+done
 while [ "$(accepted "$ID")" -lt "$THRESHOLD" ]; do
   [ "$(terminal "$ID")" = t ] && { echo "finished before $AT% were accepted: use more devices" >&2; exit 1; }
   sleep 0.2
@@ -43,7 +49,7 @@ stop_instance "$VICTIM" KILL
 KILLED=$(date +%s.%N)
 FLIGHT=$(in_flight "$ID")
 read -r _ PUSHES_AT_KILL < "$PEERS/apns-tokens.txt"
-echo "killed $VICTIM (-9; CPU over one second early in the send: worker1 $d1, worker2 $d2 ticks) at $(accepted "$ID") accepted," \
+echo "killed $VICTIM (-9; the fan-out's worker by its log, else the busier: CPU over one second early in the send worker1 $d1, worker2 $d2 ticks) at $(accepted "$ID") accepted," \
      "$(awk -v a="$KILLED" -v b="$START" 'BEGIN { printf "%.1f", a - b }') s after the send; $FLIGHT in flight (sending or handed over, unrecorded);" \
      "the peer had taken $PUSHES_AT_KILL pushes"
 ( while sleep 10; do echo "  $(( $(date +%s) - ${KILLED%.*} )) s after the kill: $(accepted "$ID") accepted, $(in_flight "$ID") sending or handed over"; done ) &

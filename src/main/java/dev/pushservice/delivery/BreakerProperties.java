@@ -16,10 +16,13 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *                         follow each other, up to {@code max(rateLimitBackoff, maxProbeInterval) · 16}
  *                         ({@code PUSH_DELIVERY_BREAKER_RATE_LIMIT_BACKOFF}, 60s: Google asks FCM senders for
  *                         exponential backoff from at least 60 s)
+ * @param priorityRate transactional-priority sends per second one circuit still lets out while a 429 pauses
+ *                     it (not while it is open for an outage), so a one-time code is not held behind the bulk
+ *                     send that exhausted the quota ({@code PUSH_DELIVERY_BREAKER_PRIORITY_RATE}, 10; 0: none)
  */
 @ConfigurationProperties(prefix = "push.delivery.breaker")
 public record BreakerProperties(int failureThreshold, Duration probeInterval, Duration maxProbeInterval,
-                                Duration rateLimitBackoff) {
+                                Duration rateLimitBackoff, Integer priorityRate) {
 
     public BreakerProperties {
         if (failureThreshold <= 0) failureThreshold = 5;
@@ -28,10 +31,11 @@ public record BreakerProperties(int failureThreshold, Duration probeInterval, Du
             maxProbeInterval = probeInterval.compareTo(Duration.ofSeconds(60)) > 0 ? probeInterval : Duration.ofSeconds(60);
         }
         if (rateLimitBackoff == null || !rateLimitBackoff.isPositive()) rateLimitBackoff = Duration.ofSeconds(60);
+        if (priorityRate == null || priorityRate < 0) priorityRate = 10;
     }
 
     /** Defaults everywhere (tests and tools). */
     public static BreakerProperties defaults() {
-        return new BreakerProperties(0, null, null, null);
+        return new BreakerProperties(0, null, null, null, null);
     }
 }

@@ -24,6 +24,8 @@ import org.slf4j.LoggerFactory;
  * due recipients from the {@link DeliveryStore}, none of an app whose circuit on a platform without
  * origins (APNs, FCM) is open, but one when that circuit's probe is due ({@link ProviderBreakers#paused}):
  * while a provider is down its recipients wait {@code pending}, untouched, and no lease is taken for them.
+ * The transactional lane's claimer also takes, of an app whose circuit a 429 pauses, as many recipients
+ * as the circuit's priority rate lets out now ({@link ProviderBreakers#reserve}).
  * Recipients a fan-out page hands over while the circuit is open are not claimed: the senders defer them
  * (their one write, which inserts their row) and claims leave them alone after that. Web Push circuits
  * are per origin, which a claim cannot see: those recipients are claimed and deferred by the senders,
@@ -235,14 +237,30 @@ final class Claimer {
         Instant now = clock.instant();
         PushProvider provider = providers.get(platform);
         ProviderBreakers.Paused paused = provider == null || provider.hasOrigins()
-                ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now);
-        if (paused.waiting().isEmpty() && paused.probeDue().isEmpty()) {
+                ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now, priority == Priority.TRANSACTIONAL);
+        if (paused.none()) {
             return store.claim(priority, platform, want, now, properties.lease());
         }
         List<DeliveryStore.Claimed> batch = new ArrayList<>();
         for (UUID app : paused.probeDue()) {
             if (batch.size() >= want) break;
             batch.addAll(store.claim(priority, platform, 1, now, properties.lease(), DeliveryStore.Apps.only(app)));
+        }
+        // transactional recipients of an app whose circuit a 429 pauses: as many as it lets out now
+        for (UUID app : paused.priorityDue()) {
+            if (batch.size() >= want) break;
+            ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(app, platform, null);
+            int reserved = breakers.reserve(circuit, want - batch.size(), now);
+            if (reserved == 0) continue;
+            int used = 0;
+            try {
+                List<DeliveryStore.Claimed> claimed = store.claim(priority, platform, reserved, now, properties.lease(),
+                        DeliveryStore.Apps.only(app));
+                batch.addAll(claimed);
+                for (DeliveryStore.Claimed c : claimed) if (c.unsendable() == null) used++;
+            } finally {
+                breakers.unreserve(circuit, reserved - used);
+            }
         }
         if (batch.size() < want) {
             batch.addAll(store.claim(priority, platform, want - batch.size(), now, properties.lease(),

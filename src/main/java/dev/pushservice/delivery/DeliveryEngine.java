@@ -165,6 +165,17 @@ public class DeliveryEngine implements SmartLifecycle {
         if (m != null) m.outcomes(lane, platform, DeliveryMetrics.CANCELLED, DeliveryReasons.CANCELLED, count);
     }
 
+    /**
+     * {@code count} recipients of {@code lane} and {@code platform} that the store made {@code expired}
+     * without a lane (their TTL ran out while they waited, e.g. behind an open provider circuit):
+     * counted under {@code push_delivery_outcomes_total} with outcome {@code expired} and reason
+     * {@link DeliveryReasons#TTL_EXPIRED}, as a lane counts its own, one increment for all.
+     */
+    public void expiredUnsent(Priority lane, Platform platform, int count) {
+        DeliveryMetrics m = metrics();
+        if (m != null) m.outcomes(lane, platform, "expired", DeliveryReasons.TTL_EXPIRED, count);
+    }
+
     /** The meters, made on first use where the engine does not run (none without a registry). */
     private DeliveryMetrics metrics() {
         DeliveryMetrics m = metrics;

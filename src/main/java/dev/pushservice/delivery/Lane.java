@@ -407,13 +407,15 @@ final class Lane {
             }
             // the provider's circuit is open: back to pending without a request or an attempt (see ProviderBreakers)
             ProviderBreakers.Circuit circuit = new ProviderBreakers.Circuit(recipient.appId(), recipient.platform(), origin);
-            ProviderBreakers.Admission admission = breakers.admit(circuit, clock.instant());
+            // a transactional recipient may pass a 429's pause at the priority rate (ProviderBreakers#admit)
+            ProviderBreakers.Admission admission = breakers.admit(circuit, clock.instant(), priority == Priority.TRANSACTIONAL);
             if (admission instanceof ProviderBreakers.Wait wait) {
                 defer(recipient, wait.reason(), wait.until(), expiresAt);
                 continue;
             }
-            boolean probe = ((ProviderBreakers.Send) admission).probe();
-            Send send = new Send(recipient, provider, message, expiresAt, origin, circuit, probe);
+            ProviderBreakers.Send admitted = (ProviderBreakers.Send) admission;
+            boolean probe = admitted.probe();
+            Send send = new Send(recipient, provider, message, expiresAt, origin, circuit, probe, admitted.priority());
             if (origin == null) {
                 start(send);
                 continue;
@@ -437,9 +439,12 @@ final class Lane {
         }
     }
 
-    /** A rendered message on its way to {@code provider}; {@code origin}: its push service, when the provider has several. */
+    /**
+     * A rendered message on its way to {@code provider}; {@code origin}: its push service, when the provider
+     * has several; {@code prioritized}: let through its circuit's 429 pause ({@link ProviderBreakers.Send#priority()}).
+     */
     private record Send(DeliveryStore.Claimed recipient, PushProvider provider, PushMessage message, Instant expiresAt,
-                        String origin, ProviderBreakers.Circuit circuit, boolean probe) {
+                        String origin, ProviderBreakers.Circuit circuit, boolean probe, boolean prioritized) {
     }
 
     /** A probe the breaker let out that will not be sent after all: the breaker lets out another. */
@@ -468,10 +473,10 @@ final class Lane {
                 onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, send.expiresAt(), false, null);
             } else {
                 ProviderBreakers.Answer kind = ProviderBreakers.classify(result);
-                Instant openUntil = breakers.answered(send.circuit(), send.probe(), kind,
+                Instant openUntil = breakers.answered(send.circuit(), send.probe(), send.prioritized(), kind,
                         result instanceof DeliveryResult.Failed f ? f.reason().code() : null,
                         result instanceof DeliveryResult.Failed f ? f.retryAfter() : null, clock.instant());
-                onAnswer(recipient, result, send.expiresAt(), kind, openUntil);
+                onAnswer(recipient, result, send.expiresAt(), kind, openUntil, send.prioritized());
             }
         });
     }
@@ -504,7 +509,7 @@ final class Lane {
     }
 
     private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt,
-                          ProviderBreakers.Answer kind, Instant openUntil) {
+                          ProviderBreakers.Answer kind, Instant openUntil, boolean prioritized) {
         switch (result) {
             case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
                     DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
@@ -514,8 +519,13 @@ final class Lane {
                         r.invalidatesDevice()),
                         "rejected", reason);
             }
-            case DeliveryResult.Failed f -> onFailure(recipient, f.reason().code(), f.retryAfter(), expiresAt,
-                    kind != ProviderBreakers.Answer.NONE, openUntil);
+            case DeliveryResult.Failed f -> {
+                // a priority send's own 429 (it passed the pause): that recipient backs off on its own, at
+                // least its Retry-After or the rate-limit backoff (60 s), the pause left as it was
+                Duration retryAfter = prioritized && kind == ProviderBreakers.Answer.RATE_LIMITED && f.retryAfter() == null
+                        ? breakers.properties().rateLimitBackoff() : f.retryAfter();
+                onFailure(recipient, f.reason().code(), retryAfter, expiresAt, kind != ProviderBreakers.Answer.NONE, openUntil);
+            }
         }
     }
 

@@ -38,6 +38,16 @@ import org.springframework.stereotype.Component;
  * in-flight window), says nothing about the quota now, and closing on it let a large send go on at full
  * rate into a storm of 429s (drills/provider-storm.sh).
  *
+ * <p>Priority sends: the pause is there to stop the bulk traffic that spent the quota, and once it has
+ * stopped a trickle is what the quota still admits. So a circuit paused by a 429, and not open for an
+ * outage, lets transactional recipients through at {@link BreakerProperties#priorityRate()} a second (a
+ * token bucket holding a second's worth, full when the pause starts): the transactional lane's claimer
+ * {@link #reserve reserves} them for the paused app's recipients it claims, and {@link #admit} with
+ * {@code priority} lets out a reserved or a free one ({@link Send#priority()}), else says to wait for
+ * the next free one. A 429 answering such a send leaves the pause as it was (the recipient backs off on
+ * its own); their outage failures, or the others', that reach {@link BreakerProperties#failureThreshold()}
+ * mark the circuit open for an outage, and only probes go out until the provider answers again.
+ *
  * <p>What a lane does with it ({@link Lane}): its claimer asks {@link #paused} which apps' whole-app
  * circuits of a platform are open (providers without origins: APNs, FCM) and claims none of their
  * recipients, so they wait {@code pending}, their rows untouched and no lease taken, for as long as the
@@ -49,7 +59,8 @@ import org.springframework.stereotype.Component;
  * nothing is dead-lettered for it. Every answer is reported to {@link #answered}; a circuit that closes
  * calls the {@link #onClosed} listeners (the lanes claim its waiting recipients at once).
  *
- * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #paused} on their claimer threads,
+ * <p>Threads: {@link #admit} runs on the lanes' sender threads, {@link #paused}, {@link #reserve} and
+ * {@link #unreserve} on their claimer threads,
  * {@link #answered} (and so the {@link #onClosed} listeners) on Netty I/O threads, {@link #notClosed} on
  * request threads. State is kept only for circuits that are failing or open (a
  * healthy provider costs one hash lookup per send); each circuit's state is changed under its own
@@ -69,8 +80,15 @@ public final class ProviderBreakers implements ProviderCircuits {
     public sealed interface Admission {
     }
 
-    /** Send it; {@code probe}: it is the one request that tests an open circuit. */
-    public record Send(boolean probe) implements Admission {
+    /**
+     * Send it; {@code probe}: it is the one request that tests an open circuit; {@code priority}: a
+     * transactional send let through a 429's pause at {@link BreakerProperties#priorityRate()} (its own 429
+     * neither extends nor doubles the pause: {@link #answered(Circuit, boolean, boolean, Answer, String, Duration, Instant)}).
+     */
+    public record Send(boolean probe, boolean priority) implements Admission {
+        public Send(boolean probe) {
+            this(probe, false);
+        }
     }
 
     /** Do not send: the circuit is open ({@code reason}) until {@code until}. */
@@ -79,22 +97,35 @@ public final class ProviderBreakers implements ProviderCircuits {
 
     /**
      * Apps whose whole-app circuit of a platform is open: {@code waiting}, not to be claimed; {@code probeDue},
-     * open with its probe due and not let out yet: one recipient may be claimed for it.
+     * open with its probe due and not let out yet: one recipient may be claimed for it; {@code priorityDue}
+     * (asked for the transactional lane only), paused by a 429 with priority sends free now: as many
+     * recipients as {@link #reserve} grants may be claimed.
      */
-    public record Paused(Set<UUID> waiting, Set<UUID> probeDue) {
-        public static final Paused NONE = new Paused(Set.of(), Set.of());
+    public record Paused(Set<UUID> waiting, Set<UUID> probeDue, Set<UUID> priorityDue) {
+        public static final Paused NONE = new Paused(Set.of(), Set.of(), Set.of());
 
-        /** Every app a claim must leave out but for probes: both sets. */
+        public Paused(Set<UUID> waiting, Set<UUID> probeDue) {
+            this(waiting, probeDue, Set.of());
+        }
+
+        /** Whether no app is paused. */
+        public boolean none() {
+            return waiting.isEmpty() && probeDue.isEmpty() && priorityDue.isEmpty();
+        }
+
+        /** Every app a claim must leave out but for probes and priority sends: all three sets. */
         public Set<UUID> all() {
-            if (probeDue.isEmpty()) return waiting;
+            if (probeDue.isEmpty() && priorityDue.isEmpty()) return waiting;
             Set<UUID> all = new HashSet<>(waiting);
             all.addAll(probeDue);
+            all.addAll(priorityDue);
             return all;
         }
     }
 
-    private static final Send SEND = new Send(false);
-    private static final Send PROBE = new Send(true);
+    private static final Send SEND = new Send(false, false);
+    private static final Send PROBE = new Send(true, false);
+    private static final Send PRIORITY = new Send(false, true);
 
     private final BreakerProperties properties;
     private final ConcurrentHashMap<Circuit, State> circuits = new ConcurrentHashMap<>();
@@ -139,34 +170,97 @@ public final class ProviderBreakers implements ProviderCircuits {
      * only failing or open circuits are kept. Never blocks.
      */
     public Paused paused(Platform platform, Instant now) {
+        return paused(platform, now, false);
+    }
+
+    /**
+     * As {@link #paused(Platform, Instant)}; {@code priority}: asked for the transactional lane, whose
+     * recipients a circuit paused by a 429 (not one open for an outage) still lets out at
+     * {@link BreakerProperties#priorityRate()}: such an app is in {@code priorityDue} while a send is free.
+     */
+    public Paused paused(Platform platform, Instant now, boolean priority) {
         if (circuits.isEmpty()) return Paused.NONE;
         Set<UUID> waiting = null;
         Set<UUID> probeDue = null;
+        Set<UUID> priorityDue = null;
         for (Map.Entry<Circuit, State> e : circuits.entrySet()) {
             Circuit c = e.getKey();
             if (c.platform() != platform || !c.scope().isEmpty()) continue;
             State s = e.getValue();
             boolean due;
+            boolean free = false;
             synchronized (s) {
                 if (s.retryAt == null) continue;
                 due = !s.probing && !now.isBefore(s.retryAt);
+                if (!due && priority && priorityOpen(s)) free = refill(s, now) >= 1;
             }
             if (due) {
                 if (probeDue == null) probeDue = new HashSet<>();
                 probeDue.add(c.appId());
+            } else if (free) {
+                if (priorityDue == null) priorityDue = new HashSet<>();
+                priorityDue.add(c.appId());
             } else {
                 if (waiting == null) waiting = new HashSet<>();
                 waiting.add(c.appId());
             }
         }
-        if (waiting == null && probeDue == null) return Paused.NONE;
-        return new Paused(waiting == null ? Set.of() : waiting, probeDue == null ? Set.of() : probeDue);
+        if (waiting == null && probeDue == null && priorityDue == null) return Paused.NONE;
+        return new Paused(waiting == null ? Set.of() : waiting, probeDue == null ? Set.of() : probeDue,
+                priorityDue == null ? Set.of() : priorityDue);
+    }
+
+    /**
+     * Takes up to {@code max} of {@code circuit}'s free priority sends for recipients a transactional
+     * claim is about to take (each later let out by {@link #admit} without taking another); returns how
+     * many. The claim gives back what it did not use ({@link #unreserve}). 0 unless a 429 pauses the circuit.
+     */
+    public int reserve(Circuit circuit, int max, Instant now) {
+        State s = circuits.get(circuit);
+        if (s == null || max <= 0) return 0;
+        synchronized (s) {
+            if (s.retryAt == null || !priorityOpen(s)) return 0;
+            int n = (int) Math.min(max, Math.floor(refill(s, now)));
+            s.tokens -= n;
+            s.reserved += n;
+            return n;
+        }
+    }
+
+    /** Gives back {@code n} priority sends {@link #reserve} took and no claimed recipient used. */
+    public void unreserve(Circuit circuit, int n) {
+        State s = circuits.get(circuit);
+        if (s == null || n <= 0) return;
+        synchronized (s) {
+            int back = Math.min(n, s.reserved);
+            s.reserved -= back;
+            s.tokens += back;
+        }
     }
 
     /** Whether a message of {@code circuit} may be sent at {@code now}. Never blocks. */
     public Admission admit(Circuit circuit, Instant now) {
+        return admit(circuit, now, false);
+    }
+
+    /**
+     * As {@link #admit(Circuit, Instant)}; {@code priority}: a transactional recipient, let out while a 429
+     * pauses the circuit as long as {@link BreakerProperties#priorityRate()} allows ({@link Send#priority()}),
+     * else told to wait for the next free send (not for the pause's end).
+     */
+    public Admission admit(Circuit circuit, Instant now, boolean priority) {
         State s = circuits.get(circuit);
         if (s == null) return SEND;
+        Admission prioritized = null;
+        synchronized (s) {
+            if (s.retryAt == null) return SEND;
+            boolean probeDue = !now.isBefore(s.retryAt) && !s.probing;
+            if (!probeDue && priority && priorityOpen(s)) prioritized = admitPriority(s, now);
+        }
+        if (prioritized != null) {
+            if (prioritized == PRIORITY) count("push_provider_circuit_priority_sends_total", circuit.platform(), null);
+            return prioritized;
+        }
         synchronized (s) {
             if (s.retryAt == null) return SEND;
             if (now.isBefore(s.retryAt)) return new Wait(s.retryAt, s.reason);
@@ -178,6 +272,40 @@ public final class ProviderBreakers implements ProviderCircuits {
         }
         count("push_provider_circuit_probes_total", circuit.platform(), null);
         return PROBE;
+    }
+
+    /** A priority send of a circuit paused by a 429: a reserved or a free send, or a wait for the next one. Under s's monitor. */
+    private Admission admitPriority(State s, Instant now) {
+        if (s.reserved > 0) {
+            s.reserved--;
+            return PRIORITY;
+        }
+        double free = refill(s, now);
+        if (free >= 1) {
+            s.tokens -= 1;
+            return PRIORITY;
+        }
+        long micros = (long) Math.ceil((1 - free) * 1_000_000 / properties.priorityRate());
+        return new Wait(now.plus(Duration.ofNanos(Math.max(1, micros) * 1_000)), s.reason);
+    }
+
+    /** Whether {@code s} (open) lets priority sends through: paused by a 429, not open for an outage. Under s's monitor. */
+    private boolean priorityOpen(State s) {
+        return !s.outage && s.rateLimitedUntil != null && properties.priorityRate() > 0;
+    }
+
+    /**
+     * Refills {@code s}'s priority sends up to one second's worth (reserved ones included) for the time
+     * since the last refill; returns the free ones (a fraction while the next is not whole yet). Under s's monitor.
+     */
+    private double refill(State s, Instant now) {
+        int rate = properties.priorityRate();
+        if (s.tokensAt != null && now.isAfter(s.tokensAt)) {
+            double seconds = Duration.between(s.tokensAt, now).toNanos() / 1e9;
+            s.tokens = Math.min(rate - s.reserved, s.tokens + seconds * rate);
+        }
+        if (s.tokensAt == null || now.isAfter(s.tokensAt)) s.tokensAt = now;
+        return s.tokens;
     }
 
     /** What an answer says about the provider. */
@@ -210,6 +338,31 @@ public final class ProviderBreakers implements ProviderCircuits {
      * out). Returns until when the circuit is open after it, or null while it is closed. Never blocks.
      */
     public Instant answered(Circuit circuit, boolean probe, Answer answer, String reason, Duration retryAfter, Instant now) {
+        return answered(circuit, probe, false, answer, reason, retryAfter, now);
+    }
+
+    /**
+     * As {@link #answered(Circuit, boolean, Answer, String, Duration, Instant)}; {@code priority}: the answer
+     * to a send {@link #admit} let through a 429's pause ({@link Send#priority()}). Its 429 changes nothing of
+     * the circuit (the bulk's 429s set the pause; the recipient backs off on its own), and null is returned:
+     * the recipient is not held until the pause's end. Its outage failures count as any other's; once they
+     * open the circuit for an outage, that is returned and priority sends stop.
+     */
+    public Instant answered(Circuit circuit, boolean probe, boolean priority, Answer answer, String reason, Duration retryAfter,
+                            Instant now) {
+        if (priority && !probe && (answer == Answer.RATE_LIMITED || answer == Answer.OUTAGE)) {
+            State s = circuits.get(circuit);
+            if (s != null) {
+                synchronized (s) {
+                    if (s.retryAt != null) {
+                        if (answer == Answer.RATE_LIMITED) return null;
+                        s.failures++;
+                        if (s.failures >= properties.failureThreshold()) s.outage = true;
+                        return s.outage ? s.retryAt : null;
+                    }
+                }
+            }
+        }
         switch (answer) {
             case NONE -> {
                 if (probe) release(circuit);
@@ -220,7 +373,12 @@ public final class ProviderBreakers implements ProviderCircuits {
                 boolean closed = false;
                 if (s != null) {
                     synchronized (s) {
-                        if (s.rateLimitedUntil != null && now.isBefore(s.rateLimitedUntil)) return s.retryAt;
+                        if (s.rateLimitedUntil != null && now.isBefore(s.rateLimitedUntil)) {
+                            // the provider answers: consecutive outage failures start again, and it is not down
+                            s.failures = 0;
+                            s.outage = false;
+                            return s.retryAt;
+                        }
                         circuits.remove(circuit, s);
                         closed = s.retryAt != null;
                         s.retryAt = null;
@@ -245,12 +403,17 @@ public final class ProviderBreakers implements ProviderCircuits {
                 Duration pause = retryAfter != null ? retryAfter : doubled(properties.rateLimitBackoff(), s.rateLimited,
                         max(properties.rateLimitBackoff(), properties.maxProbeInterval()).multipliedBy(16));
                 if (probe) s.probing = false;
+                s.outage = false; // a 429 is an answer: the provider is up
                 Instant end = now.plus(pause);
                 if (s.rateLimitedUntil == null || end.isAfter(s.rateLimitedUntil)) s.rateLimitedUntil = end;
                 if (s.retryAt == null) {
                     opened = true;
                     s.openedAt = now;
                     s.retryAt = end;
+                    // the bulk that spent the quota has stopped: a second's worth of priority sends may go at once
+                    s.tokens = properties.priorityRate();
+                    s.reserved = 0;
+                    s.tokensAt = now;
                 } else if (end.isAfter(s.retryAt)) {
                     s.retryAt = end;
                 }
@@ -260,12 +423,16 @@ public final class ProviderBreakers implements ProviderCircuits {
                 if (probe) {
                     s.probing = false;
                     s.probeFailures++;
+                    s.outage = true;
                     s.retryAt = now.plus(doubled(properties.probeInterval(), s.probeFailures + 1, properties.maxProbeInterval()));
                 } else if (s.retryAt == null && s.failures >= properties.failureThreshold()) {
                     opened = true;
+                    s.outage = true;
                     s.openedAt = now;
                     s.reason = reason;
                     s.retryAt = now.plus(properties.probeInterval());
+                } else if (s.failures >= properties.failureThreshold()) {
+                    s.outage = true; // paused by a 429 and now failing as well: only probes go out
                 }
             }
             until = s.retryAt;
@@ -352,6 +519,14 @@ public final class ProviderBreakers implements ProviderCircuits {
         Instant retryAt;
         /** The end of the latest 429's pause: before it, no accepted answer closes the circuit. */
         Instant rateLimitedUntil;
+        /** Open for an outage (failures, a failed probe), not only paused by a 429: no priority sends. */
+        boolean outage;
+        /** Priority sends free now (a fraction while the next is not whole), refilled at the priority rate up to one second's worth. */
+        double tokens;
+        /** Priority sends a transactional claim took for its recipients ({@link #reserve}), not let out yet. */
+        int reserved;
+        /** When {@link #tokens} was last refilled. */
+        Instant tokensAt;
         Instant openedAt;
         String reason;
     }

@@ -51,7 +51,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <h2>Crashes</h2>
  * An instance that dies mid-export leaves its execution picked; db-scheduler's dead-execution
- * detection revives it once its heartbeat is stale (about a minute: see {@code JobRunner}), and the
+ * detection revives it once its heartbeat is stale (30-40 s: see {@code JobRunner}), and the
  * next run finds the export {@code running}: it deletes the partial file and starts again, counting
  * attempts, and after {@value #MAX_ATTEMPTS} interrupted attempts marks it {@code failed} with the
  * reason. Each run holds a lease (the attempt number): a superseded run stops at its next chunk or

@@ -431,6 +431,49 @@ class DeliveryRecipientRepository {
                 .list();
     }
 
+    /**
+     * Makes {@code expired} ({@link DeliveryReasons#TTL_EXPIRED}) up to {@code limit} recipients of
+     * processing notifications whose TTL has run out while they waited: due ({@code pending}, or
+     * {@code sending} whose lease ran out) and {@code expires_at <= now}. A lane does the same to one it
+     * claims, but while its app's provider circuit is open nothing claims it (issue 25): without this,
+     * such recipients stayed {@code pending} past their TTL and their notification {@code processing}
+     * until the circuit closed. A waiting recipient is always due: a retry or deferral that would come at
+     * or after its expiry ends it at once instead.
+     *
+     * <p>Which notifications: processing ones with a TTL above 0 (a TTL of 0 is tried once whatever the
+     * wait; without a TTL the 28-day default is left to the lanes) whose earliest possible expiry has
+     * passed (every recipient's expiry is its intended time plus the TTL, and no intended time is before
+     * the notification's send time or its {@code scheduled_at}): the handful being delivered, most of
+     * them not read further. Their due rows are read through the work index; rows are taken
+     * {@code FOR UPDATE SKIP LOCKED}, and a lane recording the same row later finds it no longer
+     * {@code sending} for that attempt (its record touches only claimed rows): each row ends once.
+     */
+    List<Stranded> expireOverdue(Instant now, int limit) {
+        return jdbc.sql("""
+                        with overdue as (
+                            select w.row_id, n.priority
+                            from (select n.id, n.priority from notifications n
+                                  where n.status = 'processing' and n.ttl > 0
+                                    and least(coalesce(n.scheduled_at, n.queued_at, n.created_at), coalesce(n.queued_at, n.created_at))
+                                        + make_interval(secs => n.ttl) <= :now) n
+                            cross join lateral (
+                                select r.ctid as row_id from notification_recipients r
+                                where r.notification_id = n.id and r.status in ('pending', 'sending')
+                                  and r.next_attempt_at <= :now and r.expires_at <= :now
+                                limit :limit
+                                for update of r skip locked) w
+                            limit :limit)
+                        update notification_recipients r
+                        set status = 'expired', last_error = :reason, updated_at = :now
+                        from overdue where r.ctid = overdue.row_id
+                        returning r.notification_id, r.device_id, r.app_id, r.platform, overdue.priority""")
+                .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.TTL_EXPIRED)
+                .query((rs, n) -> new Stranded(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class),
+                        rs.getObject("app_id", UUID.class), Platform.fromValue(rs.getString("platform")).orElseThrow(),
+                        RecipientDelivery.lane(rs.getString("priority"))))
+                .list();
+    }
+
     /** Fails the pending recipients of each (notification {@code n}, platform {@code p}) in {@code pairs}: no credentials. */
     int failUnconfigured(String pairs, Instant now) {
         return jdbc.sql("""

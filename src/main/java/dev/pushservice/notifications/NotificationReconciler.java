@@ -31,6 +31,10 @@ import org.springframework.context.annotation.Configuration;
  *       ({@code dead_letter_jobs}, instance = the notification's id) and is not scheduled again becomes
  *       {@code failed} once what it materialized is delivered ({@link NotificationService#failFanOut}),
  *       its fact carrying the reason {@value NotificationService#FANOUT_FAILED}.</li>
+ *   <li>Before those, the waiting recipients of processing notifications whose TTL has run out are made
+ *       {@code expired} ({@code ttl_expired}; {@link RecipientDelivery#expireOverdue}, batches of
+ *       {@value RecipientDelivery#OVERDUE_BATCH} until fewer are left), so a notification whose provider is
+ *       down completes within an interval of its TTL rather than when the circuit closes.</li>
  * </ul>
  * At most {@value #BATCH} of each per pass (more wait for the next one). Cheap: the
  * lookups read unfinished notifications through partial indexes (V34) and probe the work and
@@ -55,7 +59,18 @@ class NotificationReconciler {
         }
         return Tasks.recurring(SWEEP, FixedDelay.of(every)).execute((instance, context) -> {
             RecipientDelivery recipients = delivery.getIfAvailable();
-            if (recipients != null) recipients.retryInvalidations(clock.instant());
+            if (recipients != null) {
+                recipients.retryInvalidations(clock.instant());
+                // recipients whose TTL ran out while nothing claimed them (an open provider circuit)
+                try {
+                    while (recipients.expireOverdue(clock.instant()) == RecipientDelivery.OVERDUE_BATCH) {
+                        // a full batch: more may be waiting
+                    }
+                } catch (RuntimeException e) {
+                    log.warn("Waiting recipients whose TTL ran out could not be expired, trying again at the next pass: {}",
+                            e.toString());
+                }
+            }
             int finished = 0;
             for (NotificationRepository.Unfinished n : notifications.finishedUnmarked(BATCH)) {
                 if (reconcile(n, () -> service.finishIfDone(n.appId(), n.id()))) finished++;

@@ -518,6 +518,43 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return ended.size();
     }
 
+    /** Recipients {@link #expireOverdue} ends per transaction. */
+    static final int OVERDUE_BATCH = 500;
+
+    /**
+     * Ends the waiting recipients of processing notifications whose TTL has run out
+     * ({@link DeliveryRecipientRepository#expireOverdue}): {@code expired} with
+     * {@link DeliveryReasons#TTL_EXPIRED}, as a lane ends one it claims too late, their frequency-cap slots
+     * given back in the same transaction, counted in the outcome metric; then their notifications are
+     * finished once nothing is left ({@link NotificationService#finishIfDone}: exact counts, fact, webhook).
+     * The per-day outcome counters follow the statement (trigger). Run by {@link NotificationReconciler}:
+     * while a provider's circuit is open no lane claims its recipients, and this is what ends them on time.
+     *
+     * @return how many recipients it ended (call again until fewer than a batch)
+     */
+    int expireOverdue(Instant now) {
+        List<DeliveryRecipientRepository.Stranded> ended = recipients.inTransaction(() -> {
+            List<DeliveryRecipientRepository.Stranded> rows = recipients.expireOverdue(now, OVERDUE_BATCH);
+            if (!rows.isEmpty()) {
+                ArrayNode pairs = JsonNodeFactory.instance.arrayNode(rows.size());
+                rows.forEach(r -> pairs.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString()));
+                caps.released(pairs.toString());
+            }
+            return rows;
+        });
+        if (ended.isEmpty()) return 0;
+        Map<Priority, Map<Platform, Integer>> counted = new EnumMap<>(Priority.class);
+        for (DeliveryRecipientRepository.Stranded r : ended) {
+            counted.computeIfAbsent(r.lane(), k -> new EnumMap<>(Platform.class)).merge(r.platform(), 1, Integer::sum);
+        }
+        counted.forEach((lane, byPlatform) -> byPlatform.forEach((platform, n) -> engine.expiredUnsent(lane, platform, n)));
+        log.info("{} waiting recipient(s) whose TTL ran out made expired", ended.size());
+        Map<UUID, UUID> touched = new LinkedHashMap<>();
+        ended.forEach(r -> touched.put(r.notificationId(), r.appId()));
+        finishAll(touched, false);
+        return ended.size();
+    }
+
     private static Set<UUID> unconfiguredNotifications(ArrayNode pairs) {
         Set<UUID> ids = new LinkedHashSet<>();
         pairs.forEach(p -> ids.add(UUID.fromString(p.path("n").stringValue())));

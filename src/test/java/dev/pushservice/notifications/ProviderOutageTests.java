@@ -87,6 +87,8 @@ class ProviderOutageTests extends ApiTest {
         registry.add("push.delivery.breaker.failure-threshold", () -> "3");
         registry.add("push.delivery.breaker.probe-interval", () -> "200ms");
         registry.add("push.delivery.breaker.max-probe-interval", () -> "1s");
+        registry.add("push.delivery.breaker.priority-rate", () -> "4");
+        registry.add("push.notifications.reconcile-interval", () -> "1s");
         // a small in-flight window, so "how many requests before the sends stop" is not all of them
         registry.add("push.delivery.lanes.normal.in-flight", () -> "4");
     }
@@ -299,6 +301,120 @@ class ProviderOutageTests extends ApiTest {
     }
 
     /**
+     * While a 429 without Retry-After pauses the app's FCM project for 60 s, transactional sends to that
+     * project still go, at the priority rate (4 a second here), and the bulk's recipients keep waiting
+     * without a request. A 429 to a transactional send reschedules that recipient alone, at least 60 s
+     * later, and leaves the project's pause as it was. Before, a transactional send waited the whole pause.
+     */
+    @Test
+    void transactionalSendsPassAnFcmRateLimitPauseAtThePriorityRateWhileTheBulkWaits() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        for (int i = 0; i < 5; i++) {
+            String token = "fcm-bulk-" + UUID.randomUUID();
+            FCM.replyFor(token, LocalFcmServer.Reply.error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "quota exceeded"));
+            register(app, "android", token);
+        }
+        String bulk = send(app, "{\"title\":\"Campaign\",\"body\":\"bulk\",\"priority\":\"bulk\",\"ttl\":86400,\"target\":{\"type\":\"all\"}}");
+        await().atMost(WAIT).until(() -> circuitOf(app, "android") != null);
+        await().atMost(WAIT).until(() -> pendingRows(bulk).size() == 5
+                && pendingRows(bulk).stream().allMatch(r -> "rate_limited".equals(r.lastError())));
+        Instant pauseEnd = Instant.parse(circuitOf(app, "android").path("retry_at").asString());
+        assertThat(pauseEnd).isAfter(clock.instant().plusSeconds(30));
+        List<Pending> bulkWaiting = pendingRows(bulk);
+        long requestsAtPause = FCM.sendsAnswered();
+
+        // one transactional send: accepted at once, not after the pause
+        register(app, "android", "fcm-otp-" + UUID.randomUUID(), "otp-user");
+        long started = System.nanoTime();
+        String otp = send(app, "{\"title\":\"Code\",\"body\":\"123456\",\"priority\":\"transactional\","
+                + "\"target\":{\"type\":\"user\",\"external_user_id\":\"otp-user\"}}");
+        assertThat(finished(app, otp, Duration.ofSeconds(20)).path("status").asString()).isEqualTo("completed");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("a transactional send during the pause")
+                .isLessThan(Duration.ofSeconds(15));
+        assertThat(recipientsOf(app, otp)).singleElement()
+                .satisfies(r -> assertThat(r.path("status").asString()).isEqualTo("accepted"));
+
+        // a transactional send answered 429: that recipient backs off 60 s on its own; the pause is unchanged
+        String limited = "fcm-otp-limited-" + UUID.randomUUID();
+        FCM.replyFor(limited, LocalFcmServer.Reply.error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "quota exceeded"));
+        register(app, "android", limited, "limited-user");
+        Instant sentAt = clock.instant();
+        String refused = send(app, "{\"title\":\"Code\",\"body\":\"654321\",\"priority\":\"transactional\",\"ttl\":86400,"
+                + "\"target\":{\"type\":\"user\",\"external_user_id\":\"limited-user\"}}");
+        await().atMost(Duration.ofSeconds(20)).until(() -> pendingRows(refused).size() == 1
+                && "rate_limited".equals(pendingRows(refused).getFirst().lastError()));
+        assertThat(pendingRows(refused).getFirst().nextAttemptAt()).as("its own backoff: at least 60 s")
+                .isAfterOrEqualTo(sentAt.plusSeconds(60));
+        assertThat(Instant.parse(circuitOf(app, "android").path("retry_at").asString()))
+                .as("the project's pause, neither extended nor doubled").isEqualTo(pauseEnd);
+
+        // twelve transactional recipients at once: at most 4 a second (a second's worth at once)
+        for (int i = 0; i < 12; i++) register(app, "android", "fcm-batch-" + UUID.randomUUID(), "batch-user");
+        String batch = send(app, "{\"title\":\"Alert\",\"body\":\"to twelve\",\"priority\":\"transactional\","
+                + "\"target\":{\"type\":\"user\",\"external_user_id\":\"batch-user\"}}");
+        assertThat(finished(app, batch, Duration.ofSeconds(30)).path("status").asString()).isEqualTo("completed");
+        List<Instant> accepted = jdbc.sql("""
+                        select updated_at from notification_recipients where notification_id = :n and status = 'accepted'
+                        order by updated_at""")
+                .param("n", UUID.fromString(batch)).query((rs, n) -> rs.getObject(1, OffsetDateTime.class).toInstant()).list();
+        assertThat(accepted).hasSize(12);
+        assertThat(Duration.between(accepted.getFirst(), accepted.getLast()))
+                .as("12 sends at 4 a second, 4 at once: the last at least 2 s after the first (1 s of slack)")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+
+        // the bulk waited throughout: its rows untouched, FCM asked for nothing but the 14 transactional sends
+        assertThat(pendingRows(bulk)).containsExactlyInAnyOrderElementsOf(bulkWaiting);
+        assertThat(FCM.sendsAnswered() - requestsAtPause).isEqualTo(14);
+        assertThat(circuitOf(app, "android")).as("still paused").isNotNull();
+    }
+
+    /**
+     * The APNs peer stays down past a short TTL: the iOS recipients waiting behind the open circuit end
+     * {@code expired} ({@code ttl_expired}) within a few reconciler intervals (1 s here) of their TTL, and
+     * the notification completes with exact counts (its Android recipient accepted). Before, nothing
+     * claimed them while the circuit was open but a probe now and then (about one a second here: a minute
+     * for these 60): they stayed pending past their TTL and the notification processing.
+     */
+    @Test
+    void recipientsWaitingBehindAnOpenCircuitExpireWithinAReconcilerIntervalOfTheirTtl() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        for (int i = 0; i < 60; i++) register(app, "ios", apnsToken());
+        register(app, "android", "fcm-" + UUID.randomUUID());
+        RELAY.down();
+        String id = send(app, "{\"title\":\"Soon\",\"body\":\"or never\",\"ttl\":60,\"target\":{\"type\":\"all\"}}");
+        await().atMost(WAIT).until(() -> circuitOf(app, "ios") != null);
+        await().atMost(WAIT).until(() -> {
+            Map<UUID, String> rows = rowStates(id);
+            return rows.size() == 61 && rows.values().stream().filter(r -> r.startsWith("accepted|")).count() == 1
+                    && rows.values().stream().filter(r -> r.startsWith("pending|")).count() == 60;
+        });
+        assertThat(api.get("/v1/notifications/" + id, app.serverKey()).json().path("status").asString()).isEqualTo("processing");
+
+        clock.advance(Duration.ofSeconds(61)); // past the TTL; the peer is still down
+        long past = System.nanoTime();
+        JsonNode done = finished(app, id, Duration.ofSeconds(20));
+        Duration took = Duration.ofNanos(System.nanoTime() - past);
+
+        assertThat(done.path("status").asString()).isEqualTo("completed");
+        assertThat(done.path("accepted_count").asLong()).isEqualTo(1);
+        assertThat(done.path("failed_count").asLong()).as("expired counts as failed").isEqualTo(60);
+        JsonNode rows = recipientsOf(app, id);
+        assertThat(rows).hasSize(61);
+        assertThat(rows).filteredOn(r -> r.path("platform").asString().equals("ios")).hasSize(60).allSatisfy(r -> {
+            assertThat(r.path("status").asString()).isEqualTo("expired");
+            assertThat(r.path("last_error").asString()).isEqualTo("ttl_expired");
+        });
+        assertThat(took).as("within a few reconciler intervals of the TTL").isLessThan(Duration.ofSeconds(20));
+        assertThat(circuitOf(app, "ios")).as("the peer is still down").isNotNull();
+    }
+
+    private JsonNode recipientsOf(TestApp app, String id) {
+        return api.get("/v1/notifications/" + id + "/recipients?limit=100", app.serverKey()).json().path("data");
+    }
+
+    /**
      * APNs refuses the app's signing key (InvalidProviderToken, as for a revoked .p8 key): the rest of
      * a 40-device send ends credentials_invalid after no more requests than the in-flight window, the
      * settings read says so (APNs' reason, when), and setting new credentials clears it and sends again.
@@ -496,7 +612,11 @@ class ProviderOutageTests extends ApiTest {
     }
 
     private JsonNode finished(TestApp app, String id) {
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() ->
+        return finished(app, id, WAIT);
+    }
+
+    private JsonNode finished(TestApp app, String id, Duration within) {
+        await().atMost(within).pollInterval(Duration.ofMillis(100)).until(() ->
                 List.of("completed", "failed", "cancelled").contains(
                         api.get("/v1/notifications/" + id, app.serverKey()).json().path("status").asString()));
         return api.get("/v1/notifications/" + id, app.serverKey()).json();
@@ -521,6 +641,13 @@ class ProviderOutageTests extends ApiTest {
     private void register(TestApp app, String platform, String token) {
         TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
                 "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token) + "}");
+        assertThat(r.status()).as(r.toString()).isEqualTo(201);
+    }
+
+    private void register(TestApp app, String platform, String token, String externalUserId) {
+        TestApi.Response r = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"" + platform + "\",\"push_token\":" + JSON.writeValueAsString(token)
+                        + ",\"external_user_id\":" + JSON.writeValueAsString(externalUserId) + "}");
         assertThat(r.status()).as(r.toString()).isEqualTo(201);
     }
 

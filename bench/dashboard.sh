@@ -31,11 +31,11 @@ build_jar
 JAVA=$(find_java)
 start_service "$PORT" "$DATA"
 PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
+KEY=$(bootstrap_key "$DATA" server) # the first start's organisation, app and keys are made by then
 APP=$($PG -Atc "select id from apps order by created_at limit 1")
 ORG=$($PG -Atc "select org_id from apps where id = '$APP'")
 
 if [ "$($PG -Atc "select count(*) from devices where app_id = '$APP'")" -lt "$DEVICES" ]; then
-  KEY=$(bootstrap_key "$DATA" server)
   # one real notification through the API: the model of the loaded ones (content and audience as the API stores them)
   MODEL=$(curl -s -X POST -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
     -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \

@@ -9,7 +9,10 @@
 # GETs of each after 5 unmeasured: p50, p95, max. Asserts nothing.
 #   bench/dashboard.sh [devices=1000000] [notifications=10000] [requests=50]
 # BENCH_KEEP=1 keeps the data directory; BENCH_DATA=dir reuses (or first fills) that directory, so a
-# second run skips the loading.
+# second run skips the loading. BENCH_SERVICE_ENV="NAME=value ..." adds settings to the service's
+# environment (PUSH_DASHBOARD_DEVICE_COUNTS_REFRESH=0 counts the devices at every overview view, as
+# before the counts were kept). Do not build the jar (./mvnw package/verify) while it runs: the
+# service runs from target/push-service.jar.
 source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-1000000}
 NOTIFICATIONS=${2:-10000}
@@ -29,7 +32,8 @@ build_jar
 (cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests test-compile \
   && ./mvnw -q -B -ntp dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt >/dev/null)
 JAVA=$(find_java)
-start_service "$PORT" "$DATA"
+# shellcheck disable=SC2086
+start_service "$PORT" "$DATA" ${BENCH_SERVICE_ENV:-}
 PG="psql -X -q -h 127.0.0.1 -p $(cat "$DATA/postgres.port") -U postgres -d postgres"
 KEY=$(bootstrap_key "$DATA" server) # the first start's organisation, app and keys are made by then
 APP=$($PG -Atc "select id from apps order by created_at limit 1")

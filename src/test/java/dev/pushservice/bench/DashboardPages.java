@@ -79,9 +79,13 @@ public final class DashboardPages {
         http.signIn(email, password);
         Map<String, String> pages = discover(http, app);
         System.out.printf("%d pages found by following links from the overview%n%n", pages.size());
-        System.out.printf("%-52s %6s %9s %9s %9s %9s%n", "page", "status", "KiB", "p50 ms", "p95 ms", "max ms");
+        System.out.printf("%-52s %6s %9s %9s %9s %9s %9s%n", "page", "status", "KiB", "first ms", "p50 ms", "p95 ms", "max ms");
         for (Map.Entry<String, String> page : pages.entrySet()) {
-            for (int i = 0; i < 5; i++) http.get(page.getValue());
+            // the first request after discovery (its page was read once while finding links) and 4 more, unmeasured
+            long f0 = System.nanoTime();
+            http.get(page.getValue());
+            double first = (System.nanoTime() - f0) / 1e6;
+            for (int i = 0; i < 4; i++) http.get(page.getValue());
             double[] ms = new double[requests];
             int status = 0;
             long bytes = 0;
@@ -93,7 +97,7 @@ public final class DashboardPages {
                 bytes = r.body().getBytes(StandardCharsets.UTF_8).length;
             }
             Arrays.sort(ms);
-            System.out.printf("%-52s %6d %9.1f %9.1f %9.1f %9.1f%n", page.getKey(), status, bytes / 1024.0,
+            System.out.printf("%-52s %6d %9.1f %9.1f %9.1f %9.1f %9.1f%n", page.getKey(), status, bytes / 1024.0, first,
                     percentile(ms, 0.50), percentile(ms, 0.95), ms[ms.length - 1]);
         }
     }

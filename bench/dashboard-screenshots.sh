@@ -77,5 +77,6 @@ LINK=$(DATABASE_URL="postgres://postgres@127.0.0.1:$(cat "$DATA/postgres.port")/
   "$JAVA" -jar "$ROOT/target/push-service.jar" admin member add --org "$ORG" --email "maria.lopez@northwind.example" --role owner \
   | grep -o 'http[^ ]*/dashboard/join?token=[A-Za-z0-9_-]*')
 [ -n "$LINK" ] || { echo "admin member add printed no link" >&2; exit 1; }
-"$JAVA" --enable-native-access=ALL-UNNAMED -Xmx512m -cp "$CP" \
+SE_MANAGER_PATH=/nonexistent/selenium-manager-must-not-run \
+  "$JAVA" --enable-native-access=ALL-UNNAMED -Xmx512m -cp "$CP" \
   dev.pushservice.bench.DashboardPages screenshots "http://127.0.0.1:$PORT" "$LINK" "screenshot password 1" "$APP" "$OUT"

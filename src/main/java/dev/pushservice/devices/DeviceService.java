@@ -189,8 +189,9 @@ public class DeviceService {
      * and served from memory: read more than {@code push.dashboard.device-counts-refresh} (30 s) after
      * they were counted, they are served as they are once more while a recount runs in the background;
      * an app not viewed for 15 minutes is dropped and counted again, while its viewer waits, at its next
-     * view. Each instance keeps its own; {@code 0} counts at every view. No write path pays for them (a counter row kept by trigger would
-     * be one more row every registration and every set-based invalidation updates).
+     * view. Each instance keeps its own; {@code 0} counts at every view. No write path pays for them
+     * (a counter row kept by trigger would be one more row every registration and every set-based
+     * invalidation updates). docs/dashboard.md, "Page speed".
      */
     public List<DeviceCounts> countsByPlatform(UUID appId) {
         return counts == null ? devices.countsByPlatform(appId) : counts.get(appId);

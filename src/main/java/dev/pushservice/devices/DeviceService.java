@@ -185,8 +185,8 @@ public class DeviceService {
 
     /**
      * The app's devices per platform: subscribed, disabled, invalid (the dashboard's overview). Counting
-     * reads every device of the app (0.3-0.7 s at 1,000,000 devices, bench/dashboard.sh), so the counts are kept per app
-     * and served from memory: read more than {@code push.dashboard.device-counts-refresh} (30 s) after
+     * reads every device of the app (0.3-0.7 s at 1,000,000 devices, bench/dashboard.sh), so the
+     * counts are kept per app and served from memory: read more than {@code push.dashboard.device-counts-refresh} (30 s) after
      * they were counted, they are served as they are once more while a recount runs in the background;
      * an app not viewed for 15 minutes is dropped and counted again, while its viewer waits, at its next
      * view. Each instance keeps its own; {@code 0} counts at every view. No write path pays for them

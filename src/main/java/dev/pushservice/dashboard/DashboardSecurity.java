@@ -88,7 +88,8 @@ class DashboardSecurity implements WebMvcConfigurer {
                 : "Your role does not allow this.";
         response.getWriter().write("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                 + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>Refused · Push Service</title>"
-                + "<link rel=\"stylesheet\" href=\"" + request.getContextPath() + "/dashboard/assets/dashboard.css\"></head>"
+                + "<link rel=\"stylesheet\" href=\"" + request.getContextPath() + "/dashboard/assets/dashboard.css\">"
+                + "<link rel=\"icon\" type=\"image/svg+xml\" href=\"" + request.getContextPath() + "/dashboard/assets/favicon.svg\"></head>"
                 + "<body><main class=\"narrow\"><h1>Refused</h1><p>" + stale + "</p><p><a href=\"" + request.getContextPath()
                 + "/dashboard\">Back to the dashboard</a></p></main></body></html>");
     }

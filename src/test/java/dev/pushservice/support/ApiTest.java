@@ -25,7 +25,10 @@ import org.springframework.test.context.DynamicPropertySource;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         // a webhook timeout a test can wait out; here, not in database(), so a subclass's
         // @DynamicPropertySource can override it (the superclass's dynamic properties win over a subclass's)
-        "push.webhooks.timeout=2s"})
+        "push.webhooks.timeout=2s",
+        // the dashboard's device counts counted at every view, so a test sees what it just registered
+        // (DeviceCountsCacheTests checks the cache the service runs with)
+        "push.dashboard.device-counts-refresh=0"})
 @org.springframework.context.annotation.Import(TestClock.Config.class)
 public abstract class ApiTest {
 

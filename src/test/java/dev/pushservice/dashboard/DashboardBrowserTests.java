@@ -213,7 +213,7 @@ class DashboardBrowserTests extends DashboardTest {
         signIn(c, owner);
         c.driver.findElement(By.linkText("Members")).click();
         c.waiting().until(ExpectedConditions.urlToBe(url("/dashboard/members")));
-        new Select(c.driver.findElement(By.name("role"))).selectByValue("admin");
+        new Select(c.driver.findElement(By.id("invite-role"))).selectByValue("admin");
         c.driver.findElement(By.xpath("//button[normalize-space()='Make an invite link']")).click();
         String link = c.waiting().until(ExpectedConditions.visibilityOfElementLocated(By.id("invite-link"))).getText();
         assertClean(c, "the members page with an invite link");

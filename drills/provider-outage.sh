@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
-# Drill: an APNs outage in the middle of a send. The service (jar) on its embedded PostgreSQL, the
-# local peers in their own JVM (bench/FanoutPeers with its APNs behind a relay the drill takes down);
-# one notification (ttl 1 day) to all DEVICES iOS devices; at AT_PERCENT accepted the APNs peer goes
-# down (connections cut, new ones refused: as a peer killed with -9) for DOWN_SECONDS, then comes back.
-# Prints what every recipient ended as, what was lost (not accepted), sent twice (pushes the peer took
-# beyond one per device) and late (accepted after its TTL), and exits non-zero when anything was lost.
-#   drills/provider-outage.sh [devices=100000] [down_seconds=180] [at_percent=30]
+# Drill: a provider outage in the middle of a send. The service (jar) on its embedded PostgreSQL, the
+# local peers in their own JVM (bench/FanoutPeers with the provider's peer behind a relay the drill
+# takes down); one notification (ttl 1 day) to all DEVICES devices of the platform; at AT_PERCENT
+# accepted the peer goes down (connections cut, new ones refused: as a peer killed with -9) for
+# DOWN_SECONDS, then comes back. Prints what every recipient ended as, what was lost (not accepted),
+# sent twice (pushes the peer took beyond one per device) and late (accepted after its TTL), and exits
+# non-zero when anything was lost.
+#   drills/provider-outage.sh [devices=100000] [down_seconds=180] [at_percent=30] [platform=ios]
+#   drills/provider-outage.sh fcm [devices] [down_seconds] [at_percent]     (the same as platform android)
+# PLATFORM: ios (APNs, the default) or android (FCM: its send endpoint behind the relay; the OAuth2
+# token endpoint stays up); also as the 4th argument, or as a first argument apns / fcm / android.
 # DRILL_KEEP=1 keeps the data directory (service.log, peers.log).
 source "$(dirname "$0")/../bench/lib.sh"
+case "${1:-}" in
+  [Ff][Cc][Mm] | android) PLATFORM=android; shift ;;
+  [Aa][Pp][Nn][Ss] | ios) PLATFORM=ios; shift ;;
+esac
 DEVICES=${1:-100000}
 DOWN=${2:-180}
 AT=${3:-30}
+PLATFORM=${4:-${PLATFORM:-ios}}
+case "$PLATFORM" in
+  ios | apns | APNs | APNS) PLATFORM=ios; PEER=APNs; FILE=apns; RELAY=relay
+    TOKEN="encode(sha256(('ios-' || g)::bytea), 'hex')" ;;
+  android | fcm | FCM) PLATFORM=android; PEER=FCM; FILE=fcm; RELAY=fcm-relay
+    TOKEN="'fcm-drill-' || g" ;;
+  *) echo "platform: ios or android, not $PLATFORM" >&2; exit 2 ;;
+esac
 PORT=${PORT:-18294}
 if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then echo "port $PORT is in use; set PORT" >&2; exit 1; fi
 command -v psql >/dev/null || { echo "psql is needed (apt-get install postgresql-client)" >&2; exit 1; }
@@ -30,9 +46,9 @@ build_jar
 JAVA=$(find_java)
 "$JAVA" --enable-native-access=ALL-UNNAMED -Xms256m -Xmx1g \
   -cp "$ROOT/target/test-classes:$ROOT/target/classes:$(cat "$ROOT/target/test-classpath.txt")" \
-  dev.pushservice.bench.FanoutPeers "$PEERS" 0 relay >"$DATA/peers.log" 2>&1 &
+  dev.pushservice.bench.FanoutPeers "$PEERS" 0 "$RELAY" >"$DATA/peers.log" 2>&1 &
 PEERS_PID=$!
-for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/apns-tokens.txt" ] && break; sleep 1; done
+for _ in $(seq 1 120); do [ -s "$PEERS/peers.env" ] && [ -s "$PEERS/$FILE-tokens.txt" ] && break; sleep 1; done
 [ -s "$PEERS/peers.env" ] || { echo "peers did not start; see $DATA/peers.log" >&2; cat "$DATA/peers.log" >&2; exit 1; }
 
 # shellcheck disable=SC2046
@@ -47,11 +63,11 @@ api() { # api METHOD PATH [BODY]
 }
 api PATCH /v1/app/settings "$(cat "$PEERS/settings.json")" >/dev/null
 
-echo "loading $DEVICES iOS devices ..."
+echo "loading $DEVICES $PLATFORM devices ($PEER) ..."
 for ((lo = 1; lo <= DEVICES; lo += 20000)); do
   hi=$((lo + 19999 < DEVICES ? lo + 19999 : DEVICES))
   $PG -c "insert into devices (id, app_id, platform, token, token_hash, created_at)
-          select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea),
+          select gen_random_uuid(), '$APP', '$PLATFORM', $TOKEN, sha256(($TOKEN)::bytea),
                  now() - interval '1 day' + g * interval '1 millisecond'
           from generate_series($lo, $hi) g"
 done
@@ -69,21 +85,21 @@ while [ "$(accepted)" -lt "$THRESHOLD" ]; do
   [ "$(terminal)" = t ] && { echo "finished before $AT% were accepted: use more devices" >&2; exit 1; }
   sleep 0.2
 done
-touch "$PEERS/apns-down"
+touch "$PEERS/$FILE-down"
 STOPPED=$(date +%s)
-for _ in $(seq 1 50); do grep -q "APNs relay down" "$DATA/peers.log" && break; sleep 0.1; done
+for _ in $(seq 1 50); do grep -q "$PEER relay down" "$DATA/peers.log" && break; sleep 0.1; done
 sleep 0.3 # the peer's counts are written every 100 ms
-read -r _ PUSHES_AT_STOP < "$PEERS/apns-tokens.txt"
-echo "APNs down at $(accepted) accepted ($((STOPPED - START)) s after the send), for $DOWN s"
+read -r _ PUSHES_AT_STOP < "$PEERS/$FILE-tokens.txt"
+echo "$PEER down at $(accepted) accepted ($((STOPPED - START)) s after the send; load average $(cut -d' ' -f1-3 /proc/loadavg)), for $DOWN s"
 sleep 5
-CIRCUITS=$(curl -s "http://127.0.0.1:$PORT/health" | grep -o '"state":"[a-z]*"' | sort | uniq -c | tr "\n" " " || true)
+CIRCUITS=$(curl -s "http://127.0.0.1:$PORT/health" | grep -o '"state":"[a-z_]*"' | sort | uniq -c | tr "\n" " " || true)
 echo "/health 5 s into the outage: provider circuits ${CIRCUITS:-none}"
 sleep $((DOWN - 5))
-read -r _ PUSHES_DURING < "$PEERS/apns-tokens.txt"
+read -r _ PUSHES_DURING < "$PEERS/$FILE-tokens.txt"
 echo "accepted while down: $(accepted) (answers recorded after the stop included); pushes the peer took while down: $((PUSHES_DURING - PUSHES_AT_STOP))"
-rm -f "$PEERS/apns-down"
+rm -f "$PEERS/$FILE-down"
 UP=$(date +%s)
-echo "APNs up again"
+echo "$PEER up again"
 LIMIT=$((UP + 1200))
 while [ "$(terminal)" != t ]; do
   [ "$(date +%s)" -gt "$LIMIT" ] && { echo "not finished 20 minutes after the peer came back" >&2; break; }
@@ -91,7 +107,7 @@ while [ "$(terminal)" != t ]; do
 done
 DONE=$(date +%s)
 sleep 1
-read -r DISTINCT TOTAL < "$PEERS/apns-tokens.txt"
+read -r DISTINCT TOTAL < "$PEERS/$FILE-tokens.txt"
 echo "recipients by status:"
 $PG -Atc "select '  ' || status || ' ' || coalesce(last_error, '') || ': ' || count(*) from notification_recipients
           where notification_id = '$ID' group by status, last_error order by 1"
@@ -102,6 +118,6 @@ LATE=$($PG -Atc "select count(*) from notification_recipients r join notificatio
                  where r.notification_id = '$ID' and r.status = 'accepted'
                    and r.updated_at > coalesce(r.expires_at, coalesce(n.queued_at, n.created_at) + n.ttl * interval '1 second')")
 LOST=$((DEVICES - ACCEPTED))
-echo "notification $STATUS: $ROWS rows, $ACCEPTED accepted; finished $((DONE - UP)) s after APNs came back ($((DONE - START)) s in all)"
+echo "notification $STATUS: $ROWS rows, $ACCEPTED accepted; finished $((DONE - UP)) s after $PEER came back ($((DONE - START)) s in all); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lost: $LOST; sent twice: $((TOTAL - DISTINCT)) (the peer took $TOTAL pushes for $DISTINCT devices); late: $LATE"
 [ "$LOST" -eq 0 ] || exit 1

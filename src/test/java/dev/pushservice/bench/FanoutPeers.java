@@ -38,12 +38,18 @@ import tools.jackson.databind.node.ObjectNode;
  * (every connection cut, new ones refused, as a peer killed with -9), and {@code apns-tokens.txt}
  * holds {@code DISTINCT_TOKENS TOTAL_PUSHES} accepted by APNs so far.
  *
+ * <p>With {@code fcm-relay} (the outage drill's FCM variant) the service reaches FCM's send endpoint
+ * ({@code PUSH_FCM_BASE_URL}) through a relay of its own, down while the file {@code fcm-down} exists,
+ * and {@code fcm-tokens.txt} holds {@code DISTINCT_TOKENS TOTAL_PUSHES} accepted by FCM so far. The
+ * OAuth2 token endpoint (the service account's {@code token_uri}) stays reachable: an access token lives
+ * an hour, so the outage is one of the send endpoint, which is where pushes are lost or sent twice.
+ *
  * <p>While the file {@code fcm-storm} exists in DIR (the storm drill, {@code drills/provider-storm.sh}),
  * FCM answers a share of sends with errors: the file holds {@code SHARE_429_RETRY_AFTER SHARE_429
  * SHARE_503 RETRY_AFTER_SECONDS} (e.g. {@code 0.15 0.15 0.10 5}). {@code fcm.txt} holds {@code
  * ANSWERED ACCEPTED STORM_ERRORS}, FCM's sends so far, every 100 ms.
  *
- * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay] [WEB_ANSWERS_PER_SECOND]}; the number makes the
+ * <p>Usage: {@code FanoutPeers DIR WEB_SUBSCRIPTIONS [relay] [fcm-relay] [WEB_ANSWERS_PER_SECOND]}; the number makes the
  * Web Push receiver a slow push service that answers at most that many pushes a second.
  */
 public final class FanoutPeers {
@@ -73,8 +79,11 @@ public final class FanoutPeers {
         int subscriptions = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         List<String> options = Arrays.asList(args).subList(Math.min(2, args.length), args.length);
         boolean relay = options.contains("relay");
-        Integer webRate = options.stream().filter(o -> !o.equals("relay")).map(Integer::valueOf).findFirst().orElse(null);
+        boolean fcmRelay = options.contains("fcm-relay");
+        Integer webRate = options.stream().filter(o -> !o.equals("relay") && !o.equals("fcm-relay"))
+                .map(Integer::valueOf).findFirst().orElse(null);
         java.util.concurrent.ConcurrentHashMap<String, Boolean> tokens = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.ConcurrentHashMap<String, Boolean> fcmTokens = new java.util.concurrent.ConcurrentHashMap<>();
         Files.createDirectories(dir);
         JsonMapper json = JsonMapper.builder().build();
 
@@ -93,6 +102,9 @@ public final class FanoutPeers {
         Path down = dir.resolve("apns-down");
         LocalFcmServer fcm = new LocalFcmServer(0).start();
         fcm.recording(false);
+        if (fcmRelay) fcm.onAccepted(token -> fcmTokens.put(token, Boolean.TRUE));
+        dev.pushservice.delivery.apns.DroppingProxy fcmProxy = fcmRelay ? new dev.pushservice.delivery.apns.DroppingProxy(fcm.port()) : null;
+        Path fcmDown = dir.resolve("fcm-down");
         LocalServiceAccount account = LocalServiceAccount.registeredWith(fcm, "fanout-bench");
         LocalWebPushReceiver web = LocalWebPushReceiver.start();
         web.benchMode(true);
@@ -112,11 +124,12 @@ public final class FanoutPeers {
         Files.writeString(dir.resolve("settings.json"), settings.toString());
         Files.writeString(dir.resolve("peers.env"), String.join("\n",
                 "PUSH_APNS_HOST=localhost", "PUSH_APNS_PORT=" + (proxy != null ? proxy.port() : apns.port()), "PUSH_APNS_TRUSTED_CA_FILE=" + ca,
-                "PUSH_FCM_BASE_URL=" + fcm.baseUrl(), "PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS=true", ""));
+                "PUSH_FCM_BASE_URL=" + (fcmProxy != null ? "http://127.0.0.1:" + fcmProxy.port() : fcm.baseUrl()), "PUSH_WEBPUSH_ALLOW_INSECURE_ENDPOINTS=true", ""));
         Path counts = dir.resolve("counts.txt");
         Path tmp = dir.resolve("counts.tmp");
         Path arrived = dir.resolve("arrivals.txt");
         boolean proxyDown = false;
+        boolean fcmProxyDown = false;
         Path stormFile = dir.resolve("fcm-storm");
         boolean storming = false;
         while (true) {
@@ -151,6 +164,17 @@ public final class FanoutPeers {
                 }
                 Files.writeString(dir.resolve("apns-tokens.tmp"), tokens.size() + " " + apnsAccepted.get() + "\n");
                 Files.move(dir.resolve("apns-tokens.tmp"), dir.resolve("apns-tokens.txt"),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            if (fcmProxy != null) {
+                boolean wantDown = Files.exists(fcmDown);
+                if (wantDown != fcmProxyDown) {
+                    if (wantDown) fcmProxy.down(); else fcmProxy.up();
+                    fcmProxyDown = wantDown;
+                    System.out.println(Instant.now() + " FCM relay " + (wantDown ? "down" : "up"));
+                }
+                Files.writeString(dir.resolve("fcm-tokens.tmp"), fcmTokens.size() + " " + fcm.sendsAccepted() + "\n");
+                Files.move(dir.resolve("fcm-tokens.tmp"), dir.resolve("fcm-tokens.txt"),
                         java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
             Thread.sleep(100);

@@ -23,6 +23,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import reactor.core.publisher.Mono;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -122,6 +123,7 @@ public final class LocalFcmServer implements AutoCloseable {
     private final AtomicLong messageIds = new AtomicLong();
     private volatile Duration tokenLifetime = Duration.ofHours(1);
     private volatile boolean recording = true;
+    private volatile Consumer<String> onAccepted;
     private volatile Storm storm;
     private final AtomicLong stormReplies = new AtomicLong();
 
@@ -198,6 +200,14 @@ public final class LocalFcmServer implements AutoCloseable {
     /** Record each send's body (on by default; benchmarks turn it off to save memory). */
     public void recording(boolean on) {
         this.recording = on;
+    }
+
+    /**
+     * Called with the registration token of every send answered 200, as it is answered (null: none).
+     * Counts what a benchmark or drill delivered per device without {@link #recording} each body.
+     */
+    public void onAccepted(Consumer<String> listener) {
+        this.onAccepted = listener;
     }
 
     public List<Received> received() {
@@ -330,7 +340,11 @@ public final class LocalFcmServer implements AutoCloseable {
         maxConcurrent.accumulateAndGet(concurrent.incrementAndGet(), Math::max);
         Mono<Response> response = Mono.fromSupplier(() -> {
             concurrent.decrementAndGet();
-            if (reply.status() == 200) sendsAccepted.incrementAndGet();
+            if (reply.status() == 200) {
+                sendsAccepted.incrementAndGet();
+                Consumer<String> listener = onAccepted;
+                if (listener != null) listener.accept(registrationToken);
+            }
             sendsAnswered.incrementAndGet();
             return new Response(reply.status(), headers, answer);
         });

@@ -7,11 +7,13 @@
   'use strict';
   const COLORS = ['#2454d6', '#12b76a', '#f79009', '#b42318', '#7a5af8', '#667085']; // as .key-0 … in dashboard.css
 
-  function options(width, series, bars) {
+  // pad: the width of one bucket in seconds; the x range is the data's plus half a bucket each side,
+  // so a send that lasted one bucket draws one bar, not a range uPlot guesses (years, for one point)
+  function options(width, series, bars, pad) {
     return {
       width: width,
       height: 220,
-      scales: { x: { time: true } },
+      scales: { x: { time: true, range: (u, min, max) => [min - pad / 2, max + pad / 2] } },
       legend: { show: false }, // the page's caption names each colour (classes key-0 …)
       series: [{}].concat(series.map((label, i) => ({
         label: label,
@@ -29,13 +31,13 @@
     if (kind === 'daily') {
       const x = data.days.map((d) => Date.parse(d + 'T00:00:00Z') / 1000);
       const names = Object.keys(data.series);
-      return { labels: names, rows: [x].concat(names.map((n) => data.series[n])), bars: false };
+      return { labels: names, rows: [x].concat(names.map((n) => data.series[n])), bars: false, pad: 86400 };
     }
     if (kind === 'accepted') {
-      return { labels: ['accepted per second'], rows: [data.accepted.x, data.accepted.y], bars: true };
+      return { labels: ['accepted per second'], rows: [data.accepted.x, data.accepted.y], bars: true, pad: data.accepted.bucket || 1 };
     }
     if (kind === 'opens') {
-      return { labels: ['opened', 'clicked'], rows: [data.opens.x, data.opens.opened, data.opens.clicked], bars: true };
+      return { labels: ['opened', 'clicked'], rows: [data.opens.x, data.opens.opened, data.opens.clicked], bars: true, pad: 3600 };
     }
     return null;
   }
@@ -54,7 +56,7 @@
       const style = getComputedStyle(element);
       return Math.max(200, element.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight));
     };
-    const plot = new uPlot(options(width(), f.labels, f.bars), f.rows, element);
+    const plot = new uPlot(options(width(), f.labels, f.bars, f.pad), f.rows, element);
     // follows its box (a window resized, a scroll bar that appeared once the page grew)
     let pending = null;
     let last = width();

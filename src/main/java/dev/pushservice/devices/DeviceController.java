@@ -1,5 +1,6 @@
 package dev.pushservice.devices;
 
+import dev.pushservice.delivery.webpush.VapidKeyService;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.platform.auth.ApiPrincipal;
 import dev.pushservice.platform.auth.Authorize;
@@ -33,9 +34,11 @@ class DeviceController {
 
     private final DeviceService devices;
     private final boolean allowInsecureWebEndpoints;
+    private final VapidKeyService vapid;
 
-    DeviceController(DeviceService devices, WebPushProperties webPush) {
+    DeviceController(DeviceService devices, WebPushProperties webPush, VapidKeyService vapid) {
         this.devices = devices;
+        this.vapid = vapid;
         this.allowInsecureWebEndpoints = webPush.allowInsecureEndpoints();
     }
 
@@ -61,7 +64,9 @@ class DeviceController {
         PushTokens.Checked token = null;
         if (platform != null && rawToken != null) {
             try {
-                token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints);
+                // a web subscription is stored with the key it was made with: the one it names, else the app's current one
+                String appKey = platform == Platform.WEB ? vapid.publicKey(caller.appId()).orElse(null) : null;
+                token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints, appKey);
             } catch (IllegalArgumentException e) {
                 in.reject("push_token", e.getMessage());
             }

@@ -74,6 +74,14 @@ public class DeviceService {
     Registered register(ApiPrincipal caller, Registration r, PushTokens.Checked token) {
         UUID appId = caller.appId();
         verifyIdentity(appId, r);
+        return registerVerified(appId, r, token);
+    }
+
+    /**
+     * Registers without asking for an identity token: for callers the app trusts with its users
+     * already (an import of a previous provider's subscriptions with a server key).
+     */
+    Registered registerVerified(UUID appId, Registration r, PushTokens.Checked token) {
         try {
             var result = admission.call(() -> devices.register(appId, r, token, null, null));
             if (result.outcome() == DeviceRepository.Outcome.STAGED) {

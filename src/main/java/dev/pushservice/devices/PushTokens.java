@@ -17,7 +17,8 @@ import tools.jackson.databind.node.ObjectNode;
  *   <li>Android: an opaque FCM registration token: non-empty, no whitespace or control characters.</li>
  *   <li>Web: a push subscription JSON object checked by {@link WebPushSubscription#parse}: {@code endpoint} an
  *   absolute HTTPS URL to a non-local host (HTTP and local hosts only with the local-testing setting),
- *   {@code keys.p256dh} a P-256 point, {@code keys.auth} 16 bytes. Stored in canonical form; identity is the
+ *   {@code keys.p256dh} a P-256 point, {@code keys.auth} 16 bytes, optionally {@code application_server_key}.
+ *   Stored in canonical form with the VAPID public key it was made with; identity is the
  *   endpoint, so a browser re-subscribing with new keys updates its device.</li>
  * </ul>
  */
@@ -36,6 +37,15 @@ final class PushTokens {
 
     /** Checks {@code raw}; throws {@link IllegalArgumentException} with a message for the client. */
     static Checked check(Platform platform, String raw, boolean allowInsecureWebEndpoints) {
+        return check(platform, raw, allowInsecureWebEndpoints, null);
+    }
+
+    /**
+     * {@link #check(Platform, String, boolean)}, a web subscription stored with the VAPID public key it
+     * was made with: the one it names ({@code application_server_key}), else {@code defaultServerKey}
+     * (the app's current key at registration; null: none recorded, sent with the app's key).
+     */
+    static Checked check(Platform platform, String raw, boolean allowInsecureWebEndpoints, String defaultServerKey) {
         return switch (platform) {
             case IOS -> {
                 if (!HEX.matcher(raw).matches() || raw.length() % 2 != 0 || raw.length() < 32 || raw.length() > 200) {
@@ -50,12 +60,12 @@ final class PushTokens {
                 }
                 yield new Checked(raw, sha256(raw));
             }
-            case WEB -> web(raw, allowInsecureWebEndpoints);
+            case WEB -> web(raw, allowInsecureWebEndpoints, defaultServerKey);
         };
     }
 
     /** Web subscriptions are parsed by the Web Push provider's own parser, so registration and delivery agree. */
-    private static Checked web(String raw, boolean allowInsecure) {
+    private static Checked web(String raw, boolean allowInsecure, String defaultServerKey) {
         WebPushSubscription subscription = WebPushSubscription.parse(raw, allowInsecure);
         var enc = Base64.getUrlEncoder().withoutPadding();
         ObjectNode canonical = JSON.createObjectNode();
@@ -63,6 +73,8 @@ final class PushTokens {
         ObjectNode k = canonical.putObject("keys");
         k.put("p256dh", enc.encodeToString(subscription.p256dh()));
         k.put("auth", enc.encodeToString(subscription.auth()));
+        String serverKey = subscription.applicationServerKey() != null ? subscription.applicationServerKey() : defaultServerKey;
+        if (serverKey != null) canonical.put(WebPushSubscription.SERVER_KEY_FIELD, serverKey);
         return new Checked(canonical.toString(), sha256(subscription.endpoint().toString()));
     }
 

@@ -14,8 +14,8 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * RFC 8292 {@code Authorization: vapid t=<JWT>, k=<public key>} headers, cached per (app, push
- * service origin). A token is valid for {@link #LIFETIME} (the RFC caps {@code exp} at 24 h; 12 h
+ * RFC 8292 {@code Authorization: vapid t=<JWT>, k=<public key>} headers, cached per (app, public
+ * key, push service origin): an app signs with its own pair, and with pairs it imported. A token is valid for {@link #LIFETIME} (the RFC caps {@code exp} at 24 h; 12 h
  * leaves room for clock skew at the push service) and is reused until less than {@link #RENEW_BEFORE}
  * remains, so a fan-out signs once per origin instead of once per message. Replacing an app's keys
  * (a new credential version) replaces its tokens. Thread-safe; two racing threads may both sign,
@@ -39,7 +39,7 @@ final class VapidTokens {
 
     /** The {@code Authorization} header value for a push to {@code origin}. */
     String authorization(UUID appId, long version, VapidKeys keys, String origin) {
-        Key key = new Key(appId, origin);
+        Key key = new Key(appId, keys.publicKeyBase64Url(), origin);
         Instant now = clock.instant();
         Token cached = cache.get(key);
         if (cached != null && cached.version == version && cached.expires.minus(RENEW_BEFORE).isAfter(now)) {
@@ -76,7 +76,7 @@ final class VapidTokens {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
-    private record Key(UUID appId, String origin) {
+    private record Key(UUID appId, String publicKey, String origin) {
     }
 
     private record Token(long version, Instant expires, String header) {

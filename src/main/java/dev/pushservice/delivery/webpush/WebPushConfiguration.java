@@ -9,7 +9,7 @@ import org.springframework.context.annotation.Configuration;
 class WebPushConfiguration {
 
     @Bean(destroyMethod = "close")
-    WebPushProvider webPushProvider(VapidKeyService vapid, WebPushProperties properties, Clock clock) {
-        return WebPushProvider.builder(vapid).properties(properties).clock(clock).build();
+    WebPushProvider webPushProvider(VapidKeyService vapid, ImportedVapidKeys imported, WebPushProperties properties, Clock clock) {
+        return WebPushProvider.builder(vapid).importedKeys(imported).properties(properties).clock(clock).build();
     }
 }

@@ -36,8 +36,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The {@link PushProvider} for {@code web} devices: encrypts each message for its subscription
- * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app and push-service
- * origin) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushHttpClient}:
+ * (RFC 8291), signs with the app's VAPID keys (RFC 8292, tokens cached per app, key and push-service
+ * origin), or with the imported pair the subscription was made with ({@link #authorization}) and POSTs it to the subscription's endpoint (RFC 8030) with a {@link PushHttpClient}:
  * HTTP/2 where the push service offers it (ALPN {@code h2}), requests to one origin multiplexed
  * over few connections, else HTTP/1.1. Each delivery lane (the message's priority) has connections
  * of its own, so a transactional push never queues behind a bulk send's open requests.
@@ -81,6 +81,7 @@ public final class WebPushProvider implements PushProvider {
     private static final int MAX_REASON_BODY = 160;
 
     private final CredentialSource<VapidKeys> credentials;
+    private final ImportedKeys imported;
     private final Clock clock;
     private final WebPushProperties properties;
     private final VapidTokens tokens;
@@ -92,6 +93,7 @@ public final class WebPushProvider implements PushProvider {
     // very completions that would free their slots (a deadlock once seen with HttpClient.sendAsync).
     private WebPushProvider(Builder builder) {
         this.credentials = builder.credentials;
+        this.imported = builder.imported;
         this.clock = builder.clock;
         this.properties = builder.properties;
         this.tokens = new VapidTokens(builder.clock, properties.subject());
@@ -227,8 +229,14 @@ public final class WebPushProvider implements PushProvider {
             return done(new DeliveryResult.Rejected(e.reason, e.getMessage()));
         }
         byte[] body = WebPushEncryption.encrypt(payload, subscription);
-        String authorization = tokens.authorization(message.appId(), keys.get().version(), keys.get().credentials(),
-                subscription.origin());
+        String authorization;
+        try {
+            authorization = authorization(message.appId(), keys.get(), subscription);
+        } catch (RuntimeException e) {
+            // an imported pair that cannot be opened (e.g. the secret key changed): about this key, not the message
+            return done(new DeliveryResult.Rejected(ReasonCode.CREDENTIALS_INVALID,
+                    "the imported VAPID key pair the subscription was made with is unusable"));
+        }
 
         List<String> headerList = new ArrayList<>(12);
         deliveryHeaders(message).forEach((name, value) -> {
@@ -259,6 +267,37 @@ public final class WebPushProvider implements PushProvider {
             return CompletableFuture.failedFuture(e);
         }
         return result;
+    }
+
+    /**
+     * The {@code Authorization} header: signed with the key pair the subscription was made with when
+     * it names one the app imported ({@link ImportedKeys}), else with the app's own pair (a
+     * subscription naming no key, the app's key, or a key the app does not hold: a replaced app key,
+     * which the push service answers with 403 {@code sender_mismatch}). The choice comes with the
+     * token, so it costs no query per recipient (imported pairs are cached).
+     */
+    private String authorization(UUID appId, CredentialSource.Versioned<VapidKeys> appKeys, WebPushSubscription subscription) {
+        String named = subscription.applicationServerKey();
+        VapidKeys app = appKeys.credentials();
+        if (named != null && !named.equals(app.publicKeyBase64Url())) {
+            Optional<VapidKeys> pair = imported.find(appId, named);
+            if (pair.isPresent()) {
+                return tokens.authorization(appId, IMPORTED_VERSION, pair.get().withSubject(app.subject()), subscription.origin());
+            }
+        }
+        return tokens.authorization(appId, appKeys.version(), app, subscription.origin());
+    }
+
+    /** Imported pairs never change, so their tokens live by the key alone. */
+    private static final long IMPORTED_VERSION = -1;
+
+    /** Where the key pairs an app imported from a previous provider come from, by (app, public key). */
+    @FunctionalInterface
+    public interface ImportedKeys {
+        ImportedKeys NONE = (appId, publicKey) -> Optional.empty();
+
+        /** The app's imported pair with this public key (canonical base64url), or empty. */
+        Optional<VapidKeys> find(UUID appId, String publicKey);
     }
 
     @Override
@@ -397,12 +436,19 @@ public final class WebPushProvider implements PushProvider {
     /** Configures a {@link WebPushProvider}; {@link #build()} checks the configuration. */
     public static final class Builder {
         private final CredentialSource<VapidKeys> credentials;
+        private ImportedKeys imported = ImportedKeys.NONE;
         private WebPushProperties properties = WebPushProperties.defaults();
         private Clock clock = Clock.systemUTC();
         private List<X509Certificate> trusted = List.of();
 
         private Builder(CredentialSource<VapidKeys> credentials) {
             this.credentials = Objects.requireNonNull(credentials, "credentials");
+        }
+
+        /** Key pairs imported from previous providers, for subscriptions made with them. */
+        public Builder importedKeys(ImportedKeys imported) {
+            this.imported = Objects.requireNonNull(imported, "imported");
+            return this;
         }
 
         public Builder properties(WebPushProperties properties) {

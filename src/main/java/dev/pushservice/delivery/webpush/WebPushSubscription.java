@@ -13,7 +13,11 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * A browser's push subscription, the device token of a {@code web} device: the JSON that
  * {@code PushSubscription.toJSON()} produces, {@code {"endpoint": "https://…", "keys": {"p256dh":
- * "…", "auth": "…"}}} (unknown fields such as {@code expirationTime} are ignored).
+ * "…", "auth": "…"}}} (unknown fields such as {@code expirationTime} are ignored), optionally with
+ * {@code "application_server_key"}: the VAPID public key it was made with (the browser's
+ * {@code options.applicationServerKey}, base64url). The service stores it with every web device (the
+ * app's key at registration unless the token names one); a send signs with the key it names when the
+ * app holds that pair (an imported one, {@link ImportedVapidKeys}), else with the app's own.
  *
  * <p>{@link #parse} validates everything a send needs, so a subscription that parses can be
  * encrypted for: the endpoint is an absolute {@code https} URL whose host, as written, is not refused
@@ -26,7 +30,16 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>{@link #toString()} shows only the endpoint's origin: the full endpoint is a capability
  * (anyone holding it can push to the browser) and the keys are secrets.
  */
-public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, ECPublicKey p256dhKey, byte[] auth) {
+public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, ECPublicKey p256dhKey, byte[] auth,
+                                  String applicationServerKey) {
+
+    /** The field naming the VAPID public key the subscription was made with ({@code options.applicationServerKey}). */
+    public static final String SERVER_KEY_FIELD = "application_server_key";
+
+    /** A subscription without a recorded server key (sent with the app's own pair). */
+    public WebPushSubscription(URI endpoint, String origin, byte[] p256dh, ECPublicKey p256dhKey, byte[] auth) {
+        this(endpoint, origin, p256dh, p256dhKey, auth, null);
+    }
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     static final int AUTH_LENGTH = 16;
@@ -104,7 +117,39 @@ public record WebPushSubscription(URI endpoint, String origin, byte[] p256dh, EC
         if (auth.length != AUTH_LENGTH) {
             throw new InvalidSubscriptionException("web push subscription keys.auth must be 16 bytes, not " + auth.length);
         }
-        return new WebPushSubscription(endpoint, origin(endpoint), p256dh, key, auth);
+        return new WebPushSubscription(endpoint, origin(endpoint), p256dh, key, auth, serverKey(root.get(SERVER_KEY_FIELD)));
+    }
+
+    /**
+     * The VAPID public key a subscription names (absent or null: none), in canonical form (base64url
+     * without padding of the 65-byte uncompressed point).
+     */
+    private static String serverKey(JsonNode node) {
+        if (node == null || node.isNull()) return null;
+        if (!node.isString()) {
+            throw new InvalidSubscriptionException("web push subscription " + SERVER_KEY_FIELD + " must be a string");
+        }
+        return canonicalServerKey(node.asString());
+    }
+
+    /**
+     * A VAPID public key in canonical form (base64url without padding of the uncompressed P-256 point).
+     *
+     * @throws InvalidSubscriptionException when it is not a P-256 public key
+     */
+    public static String canonicalServerKey(String value) {
+        byte[] bytes;
+        try {
+            bytes = Base64.getUrlDecoder().decode(value.trim().replace('+', '-').replace('/', '_'));
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSubscriptionException("web push subscription " + SERVER_KEY_FIELD + " is not base64url");
+        }
+        try {
+            P256.publicKey(bytes);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidSubscriptionException("web push subscription " + SERVER_KEY_FIELD + " is " + e.getMessage());
+        }
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     private static URI endpoint(String value, boolean allowInsecure) {

@@ -53,6 +53,19 @@ public final class JsonInput {
         return Optional.of(new JsonInput(value, name(field) + ".", errors));
     }
 
+    /**
+     * Element {@code index} of the array {@code field}, as an object sharing this input's error list
+     * (its problems are named {@code field[index].name}); empty when it is not an object (recorded).
+     */
+    public Optional<JsonInput> element(String field, int index, JsonNode value) {
+        String where = name(field) + "[" + index + "]";
+        if (value == null || !value.isObject()) {
+            errors.add(new Violation(where, "must be an object"));
+            return Optional.empty();
+        }
+        return Optional.of(new JsonInput(value, where + ".", errors));
+    }
+
     public JsonNode raw() {
         return node;
     }

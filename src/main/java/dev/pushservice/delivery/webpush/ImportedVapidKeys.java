@@ -8,7 +8,6 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Service;
 
 /**
@@ -28,13 +27,13 @@ public class ImportedVapidKeys implements WebPushProvider.ImportedKeys {
 
     static final Duration MISS_TTL = Duration.ofSeconds(30);
 
-    private final JdbcClient jdbc;
+    private final ImportedVapidKeyRepository rows;
     private final SecretBox box;
     private final Clock clock;
     private final ConcurrentHashMap<Key, Cached> cache = new ConcurrentHashMap<>();
 
-    ImportedVapidKeys(JdbcClient jdbc, SecretBox box, Clock clock) {
-        this.jdbc = jdbc;
+    ImportedVapidKeys(ImportedVapidKeyRepository rows, SecretBox box, Clock clock) {
+        this.rows = rows;
         this.box = box;
         this.clock = clock;
     }
@@ -49,12 +48,9 @@ public class ImportedVapidKeys implements WebPushProvider.ImportedKeys {
     public boolean store(UUID appId, VapidKeys keys) {
         String publicKey = keys.publicKeyBase64Url();
         byte[] sealed = box.seal(keys.privateKeyBase64Url().getBytes(StandardCharsets.US_ASCII), context(appId, publicKey));
-        int inserted = jdbc.sql("""
-                        insert into webpush_imported_keys (app_id, public_key, secret) values (:app, :key, :secret)
-                        on conflict (app_id, public_key) do nothing""")
-                .param("app", appId).param("key", publicKey).param("secret", sealed).update();
+        boolean inserted = rows.insertIfAbsent(appId, publicKey, sealed);
         cache.remove(new Key(appId, publicKey));
-        return inserted == 1;
+        return inserted;
     }
 
     /** The app's imported pair with this public key (canonical base64url), or empty. */
@@ -64,8 +60,7 @@ public class ImportedVapidKeys implements WebPushProvider.ImportedKeys {
         Instant now = clock.instant();
         Cached cached = cache.get(key);
         if (cached != null && (cached.keys != null || cached.until.isAfter(now))) return Optional.ofNullable(cached.keys);
-        Optional<byte[]> sealed = jdbc.sql("select secret from webpush_imported_keys where app_id = :app and public_key = :key")
-                .param("app", appId).param("key", publicKey).query(byte[].class).optional();
+        Optional<byte[]> sealed = rows.sealed(appId, publicKey);
         VapidKeys keys = sealed.map(s -> VapidKeys.of(publicKey,
                 new String(box.open(s, context(appId, publicKey)), StandardCharsets.US_ASCII), null)).orElse(null);
         cache.put(key, new Cached(keys, now.plus(MISS_TTL)));

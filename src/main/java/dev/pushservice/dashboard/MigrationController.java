@@ -2,6 +2,9 @@ package dev.pushservice.dashboard;
 
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.devices.DeviceMigration;
+import dev.pushservice.devices.WebPushImport;
+import dev.pushservice.platform.domain.InvalidInput;
+import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.members.Member;
 import dev.pushservice.members.MemberRole;
 import jakarta.servlet.http.HttpServletResponse;
@@ -20,6 +23,10 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.multipart.MultipartFile;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * An app's migration page (docs/dashboard.md "Migration upload"): the import history for every member,
@@ -31,13 +38,65 @@ class MigrationController {
 
     private static final Logger log = LoggerFactory.getLogger(MigrationController.class);
     static final int HISTORY = 20;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final DashboardAccess access;
     private final DeviceMigration migration;
+    private final WebPushImport webPush;
 
-    MigrationController(DashboardAccess access, DeviceMigration migration) {
+    MigrationController(DashboardAccess access, DeviceMigration migration, WebPushImport webPush) {
         this.access = access;
         this.migration = migration;
+        this.webPush = webPush;
+    }
+
+    /**
+     * Imports a previous provider's web subscriptions with its VAPID pair (owners only), through the
+     * same {@link WebPushImport} as {@code POST /v1/app/webpush/imports}: the page again with what was
+     * imported, or 422 listing every problem (nothing changed). The private key is never put back
+     * into the page.
+     */
+    @PostMapping("/dashboard/apps/{appId}/migration/webpush")
+    String importWebPush(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId,
+                         @RequestParam(name = "vapid_public_key", required = false) String publicKey,
+                         @RequestParam(name = "vapid_private_key", required = false) String privateKey,
+                         @RequestParam(name = "subscriptions", required = false) String subscriptions,
+                         Model model, HttpServletResponse response) {
+        Tenants.App app = access.app(me, appId);
+        access.require(me, MemberRole.OWNER);
+        model.addAttribute("webPushPublicKey", publicKey);
+        model.addAttribute("webPushSubscriptions", subscriptions);
+        ObjectNode body = JSON.createObjectNode();
+        body.put("vapid_public_key", blankToNull(publicKey));
+        body.put("vapid_private_key", blankToNull(privateKey));
+        try {
+            JsonNode rows = subscriptions == null || subscriptions.isBlank() ? null : JSON.readTree(subscriptions);
+            body.set("subscriptions", rows);
+        } catch (JacksonException e) {
+            return webPushRefused(me, app, model, response,
+                    List.of(new Violation("subscriptions", "must be a JSON array of subscriptions")));
+        }
+        try {
+            WebPushImport.Result result = webPush.importSubscriptions(app.id(), body);
+            log.info("Web Push import for app {}: key {}, {} rows, {} created, {} updated, {} skipped", app.id(),
+                    result.vapidPublicKey(), result.received(), result.created(), result.updated(), result.skipped().size());
+            model.addAttribute("webPushImported", result);
+            model.addAttribute("webPushSubscriptions", null);
+            return show(me, app, model);
+        } catch (InvalidInput e) {
+            return webPushRefused(me, app, model, response, e.violations());
+        }
+    }
+
+    private String webPushRefused(DashboardMember me, Tenants.App app, Model model, HttpServletResponse response,
+                                  List<Violation> problems) {
+        response.setStatus(422);
+        model.addAttribute("webPushProblems", problems);
+        return show(me, app, model);
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value.strip();
     }
 
     @GetMapping("/dashboard/apps/{appId}/migration")
@@ -103,6 +162,7 @@ class MigrationController {
         model.addAttribute("maxRows", migration.maxRows());
         model.addAttribute("maxMegabytes", migration.maxBytes() / (1024 * 1024));
         if (!model.containsAttribute("refusedLines")) model.addAttribute("refusedLines", List.of());
+        if (!model.containsAttribute("webPushProblems")) model.addAttribute("webPushProblems", List.of());
         return "migration";
     }
 }

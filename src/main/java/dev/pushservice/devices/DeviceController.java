@@ -1,5 +1,6 @@
 package dev.pushservice.devices;
 
+import dev.pushservice.delivery.webpush.ImportedVapidKeys;
 import dev.pushservice.delivery.webpush.VapidKeyService;
 import dev.pushservice.delivery.webpush.WebPushProperties;
 import dev.pushservice.platform.auth.ApiPrincipal;
@@ -35,10 +36,12 @@ class DeviceController {
     private final DeviceService devices;
     private final boolean allowInsecureWebEndpoints;
     private final VapidKeyService vapid;
+    private final ImportedVapidKeys imported;
 
-    DeviceController(DeviceService devices, WebPushProperties webPush, VapidKeyService vapid) {
+    DeviceController(DeviceService devices, WebPushProperties webPush, VapidKeyService vapid, ImportedVapidKeys imported) {
         this.devices = devices;
         this.vapid = vapid;
+        this.imported = imported;
         this.allowInsecureWebEndpoints = webPush.allowInsecureEndpoints();
     }
 
@@ -67,6 +70,12 @@ class DeviceController {
                 // a web subscription is stored with the key it was made with: the one it names, else the app's current one
                 String appKey = platform == Platform.WEB ? vapid.publicKey(caller.appId()).orElse(null) : null;
                 token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints, appKey);
+                String named = token.namedServerKey();
+                if (named != null && !named.equals(appKey) && imported.find(caller.appId(), named).isEmpty()) {
+                    // no send could be signed for it (and an app can never borrow another app's pair)
+                    token = null;
+                    in.reject("push_token", "application_server_key is not a VAPID key of this app (GET /v1/app/webpush shows its key)");
+                }
             } catch (IllegalArgumentException e) {
                 in.reject("push_token", e.getMessage());
             }

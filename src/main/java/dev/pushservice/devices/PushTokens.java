@@ -31,8 +31,14 @@ final class PushTokens {
     private PushTokens() {
     }
 
-    /** A token that passed its platform's rules: what to store, and what it is unique by. */
-    record Checked(String stored, byte[] identityHash) {
+    /**
+     * A token that passed its platform's rules: what to store, and what it is unique by; for a web
+     * subscription that names the VAPID key it was made with, that key (else null).
+     */
+    record Checked(String stored, byte[] identityHash, String namedServerKey) {
+        Checked(String stored, byte[] identityHash) {
+            this(stored, identityHash, null);
+        }
     }
 
     /** Checks {@code raw}; throws {@link IllegalArgumentException} with a message for the client. */
@@ -75,7 +81,7 @@ final class PushTokens {
         k.put("auth", enc.encodeToString(subscription.auth()));
         String serverKey = subscription.applicationServerKey() != null ? subscription.applicationServerKey() : defaultServerKey;
         if (serverKey != null) canonical.put(WebPushSubscription.SERVER_KEY_FIELD, serverKey);
-        return new Checked(canonical.toString(), sha256(subscription.endpoint().toString()));
+        return new Checked(canonical.toString(), sha256(subscription.endpoint().toString()), subscription.applicationServerKey());
     }
 
     static byte[] sha256(String s) {

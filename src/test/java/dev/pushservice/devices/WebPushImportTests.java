@@ -201,20 +201,35 @@ class WebPushImportTests extends PeerApiTest {
     }
 
     @Test
-    void anotherAppsImportedKeyIsNeverUsed() {
+    void anotherAppsImportedKeyIsNeverUsedAndARegistrationMayNameOnlyTheAppsKeys() {
         TestApp a = newApp();
         TestApp b = newApp();
         VapidKeys previous = VapidKeys.generate();
         assertThat(importRows(a, previous, row(WEB.subscribe())).status()).isEqualTo(200);
 
-        // a browser of app B whose subscription names A's imported key: B holds no such pair, so B's own key signs
+        // a browser of app B whose subscription names A's imported key: refused at registration (B holds no such pair)
         LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
         ObjectNode token = (ObjectNode) JSON.readTree(browser.json());
         token.put("application_server_key", previous.publicKeyBase64Url());
-        register(b, "web", token.toString(), "");
+        TestApi.Response refused = api.post("/v1/devices/register", b.publicKey(),
+                "{\"platform\":\"web\",\"push_token\":" + JSON.writeValueAsString(token.toString()) + "}");
+        assertThat(refused.status()).as(refused.toString()).isEqualTo(422);
+        assertThat(refused.json().path("error").path("details").findValuesAsString("field")).containsExactly("push_token");
+        assertThat(webDevices(b)).isZero();
+        // naming B's own key, or A's imported key in A, is accepted and signs with that key
+        ObjectNode own = (ObjectNode) JSON.readTree(browser.json());
+        own.put("application_server_key", appKey(b));
+        register(b, "web", own.toString(), "");
+        LocalWebPushReceiver.Subscriber inA = WEB.subscribe();
+        ObjectNode namedInA = (ObjectNode) JSON.readTree(inA.json());
+        namedInA.put("application_server_key", previous.publicKeyBase64Url());
+        register(a, "web", namedInA.toString(), "");
         sendToAll(b);
+        sendToAll(a);
         assertThat(WEB.received(browser.id())).hasSize(1);
         assertThat(WEB.received(browser.id()).getFirst().vapidPublicKey()).isEqualTo(appKey(b));
+        assertThat(WEB.received(inA.id())).hasSize(1);
+        assertThat(WEB.received(inA.id()).getFirst().vapidPublicKey()).isEqualTo(previous.publicKeyBase64Url());
 
         // and B cannot import A's public key without its private key
         TestApi.Response r = api.post("/v1/app/webpush/imports", b.serverKey(),

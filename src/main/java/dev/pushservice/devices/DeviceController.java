@@ -67,9 +67,15 @@ class DeviceController {
         PushTokens.Checked token = null;
         if (platform != null && rawToken != null) {
             try {
-                // a web subscription is stored with the key it was made with: the one it names, else the app's current one
+                token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints);
+                // A web subscription is stored with the key it was made with: the one it names, else the one its
+                // device recorded (an endpoint belongs to one key: e.g. an imported subscription registered again
+                // by code that sends subscription.toJSON(), which has no key), else the app's current one.
                 String appKey = platform == Platform.WEB ? vapid.publicKey(caller.appId()).orElse(null) : null;
-                token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints, appKey);
+                if (platform == Platform.WEB && token.namedServerKey() == null) {
+                    String recorded = devices.recordedServerKey(caller.appId(), token).orElse(appKey);
+                    token = PushTokens.check(platform, rawToken, allowInsecureWebEndpoints, recorded);
+                }
                 String named = token.namedServerKey();
                 if (named != null && !named.equals(appKey) && imported.find(caller.appId(), named).isEmpty()) {
                     // no send could be signed for it (and an app can never borrow another app's pair)

@@ -66,6 +66,18 @@ class DeviceRepository {
                 .single();
     }
 
+    /**
+     * The VAPID public key the app's web device with this endpoint hash recorded (its token's
+     * {@code application_server_key}), or empty when there is no such device or it recorded none.
+     */
+    java.util.Optional<String> recordedServerKey(UUID appId, byte[] identityHash) {
+        return jdbc.sql("""
+                        select token::jsonb ->> 'application_server_key' from devices
+                        where app_id = :app and platform = 'web' and token_hash = :hash""")
+                .param("app", appId).param("hash", identityHash)
+                .query(String.class).optional();
+    }
+
     record Staged(long id, String sourceProvider, String sourceDeviceId, String externalUserId, String appVersion,
                   String deviceModel, String osVersion, String locale, String timezone, String tags) {
     }

@@ -71,6 +71,11 @@ public class DeviceService {
     public record Registered(DeviceView device, boolean created) {
     }
 
+    /** The VAPID key the app's web device with this endpoint recorded, if it exists and recorded one. */
+    java.util.Optional<String> recordedServerKey(UUID appId, PushTokens.Checked token) {
+        return devices.recordedServerKey(appId, token.identityHash());
+    }
+
     Registered register(ApiPrincipal caller, Registration r, PushTokens.Checked token) {
         UUID appId = caller.appId();
         verifyIdentity(appId, r);

@@ -240,6 +240,24 @@ class WebPushImportTests extends PeerApiTest {
     }
 
     @Test
+    void anImportedSubscriptionRegisteredAgainWithoutAKeyKeepsTheImportedKey() {
+        TestApp app = newApp();
+        VapidKeys previous = VapidKeys.generate();
+        LocalWebPushReceiver.Subscriber browser = WEB.subscribe();
+        assertThat(importRows(app, previous, row(browser)).status()).isEqualTo(200);
+
+        // page code that registers subscription.toJSON() (no key) refreshes the device, keeping its key
+        TestApi.Response again = api.post("/v1/devices/register", app.publicKey(),
+                "{\"platform\":\"web\",\"push_token\":" + JSON.writeValueAsString(browser.json()) + "}");
+        assertThat(again.status()).as(again.toString()).isEqualTo(200);
+        assertThat(webDevices(app)).isEqualTo(1);
+
+        sendToAll(app);
+        assertThat(WEB.received(browser.id())).hasSize(1);
+        assertThat(WEB.received(browser.id()).getFirst().vapidPublicKey()).isEqualTo(previous.publicKeyBase64Url());
+    }
+
+    @Test
     void aRegisteredWebDeviceRecordsTheKeyItSubscribedWith() {
         TestApp app = newApp();
         UUID device = register(app, "web", WEB.subscribe().json(), "");

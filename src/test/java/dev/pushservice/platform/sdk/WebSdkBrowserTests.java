@@ -128,7 +128,7 @@ class WebSdkBrowserTests extends PeerApiTest {
             // the page, for the public key in the path
             String key = path.substring(3);
             return ok("text/html; charset=utf-8", "<!doctype html><html data-key=\"" + key + "\" data-base=\"" + service
-                    + "\"><head><title>A site</title></head><body><p>site</p><script type=\"module\" src=\"/page.js\"></script></body></html>");
+                    + "\"><head><title>A site</title><link rel=\"icon\" href=\"data:,\"></head><body><p>site</p><script type=\"module\" src=\"/page.js\"></script></body></html>");
         }
         return switch (r.method() + " " + path) {
             case "GET /page.js" -> ok("text/javascript", """
@@ -314,7 +314,8 @@ class WebSdkBrowserTests extends PeerApiTest {
         assertThat(device.status()).as(device.toString()).isEqualTo(200);
         assertThat(device.json().path("platform").asString()).isEqualTo("web");
         assertThat(device.json().path("enabled").asBoolean()).isTrue();
-        assertThat(device.json().path("locale").asString()).isEqualTo("en-GB");
+        assertThat(device.json().path("locale").asString()).as("the browser's language").isEqualTo(c.js("return navigator.language"));
+        assertThat(device.json().path("timezone").asString()).isEqualTo(c.js("return Intl.DateTimeFormat().resolvedOptions().timeZone"));
         assertThat(enabledWebDevices(app)).extracting(d -> d.path("device_id").asString()).containsExactly((String) deviceId);
 
         // a notification through the API reaches the receiver, which decrypts it

@@ -35,9 +35,3 @@ alter table migration_staged_devices drop constraint if exists migration_staged_
 -- An upload refuses a token already staged by another app (an ownership conflict); this finds it
 -- without scanning every app's records.
 create index migration_staged_token_any_app_idx on migration_staged_devices (platform, token_hash);
-
--- Changes made by a dashboard member are audited as actor 'member' with the member's id. Written
--- so that it holds whether or not another migration added the same actor first.
-alter table audit_log drop constraint if exists audit_log_actor_check;
-alter table audit_log add constraint audit_log_actor_check check (actor in ('api_key', 'cli', 'system', 'member'));
-alter table audit_log add column if not exists member_id uuid;

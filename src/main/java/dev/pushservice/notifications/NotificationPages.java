@@ -138,7 +138,11 @@ public class NotificationPages {
                          List<double[]> acceptedTimeline, long bucketSeconds, List<long[]> opensTimeline) {
     }
 
-    /** The report page's figures: three statements whatever the audience's size. */
+    /**
+     * The report page's figures: three statements whatever the audience's size. A finished
+     * notification's recipient figures are read as stored when it finished (one keyed read instead
+     * of a read of each recipient row); engagement is always live.
+     */
     @Transactional(readOnly = true)
     public Report report(UUID appId, NotificationView n) {
         UUID id = n.notificationId();
@@ -146,11 +150,19 @@ public class NotificationPages {
         PLATFORMS.forEach(p -> figures.put(p, new long[10]));
         Map<String, Reason> failures = new LinkedHashMap<>();
         Map<String, Reason> skipped = new LinkedHashMap<>();
-        Instant start = n.processingAt() != null ? n.processingAt() : n.createdAt();
-        Instant end = n.finishedAt() != null ? n.finishedAt() : clock.instant();
-        long span = Math.max(1, Duration.between(start, end).toSeconds() + 1);
-        long bucket = Math.max(1, (span + MAX_POINTS - 1) / MAX_POINTS);
-        NotificationReportRepository.Outcomes outcomes = reports.outcomes(appId, id, bucket);
+        // a finished notification's recipient figures were stored when it finished (V39); one finished
+        // before they were stored, or still going, is read live: the same statement either way
+        NotificationReportRepository.Stored stored = n.finishedAt() != null ? reports.stored(appId, id) : null;
+        long bucket;
+        NotificationReportRepository.Outcomes outcomes;
+        if (stored != null) {
+            bucket = stored.bucket();
+            outcomes = stored.outcomes();
+        } else {
+            bucket = bucket(n.processingAt() != null ? n.processingAt() : n.createdAt(),
+                    n.finishedAt() != null ? n.finishedAt() : clock.instant());
+            outcomes = reports.outcomes(appId, id, bucket);
+        }
         for (NotificationReportRepository.Outcome o : outcomes.outcomes()) {
             long[] f = figures.computeIfAbsent(o.platform(), k -> new long[10]);
             f[0] += o.count();
@@ -192,6 +204,12 @@ public class NotificationPages {
                 .map(b -> new double[] {b[0], (double) b[1] / bucket}).toList();
         List<long[]> opens = reports.opensPerHour(appId, id);
         return new Report(figures("all", sum), platforms, sorted(failures), sorted(skipped), accepted, bucket, opens);
+    }
+
+    /** The accepted-timeline bucket width (seconds) of a send from {@code start} to {@code end}: at most {@link #MAX_POINTS} buckets. */
+    static long bucket(Instant start, Instant end) {
+        long span = Math.max(1, Duration.between(start, end).toSeconds() + 1);
+        return Math.max(1, (span + MAX_POINTS - 1) / MAX_POINTS);
     }
 
     private static PlatformFigures figures(String platform, long[] f) {

@@ -8,6 +8,11 @@ import java.util.List;
 import java.util.UUID;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The statements behind the dashboard's report and recipient pages ({@link NotificationPages}): each
@@ -29,9 +34,11 @@ class NotificationReportRepository {
     static final List<String> ENGAGEMENT = List.of("received", "confirmed_delivered", "delivered", "opened", "clicked");
 
     private final JdbcClient jdbc;
+    private final JsonMapper json;
 
-    NotificationReportRepository(JdbcClient jdbc) {
+    NotificationReportRepository(JdbcClient jdbc, JsonMapper json) {
         this.jdbc = jdbc;
+        this.json = json;
     }
 
     /** @param reason the recipient's {@code last_error} (null for none) */
@@ -51,6 +58,14 @@ class NotificationReportRepository {
      * and reason, and (a second grouping set) accepted per time bucket.
      */
     Outcomes outcomes(UUID appId, UUID id, long bucket) {
+        return outcomes(jdbc, appId, id, bucket);
+    }
+
+    /**
+     * {@link #outcomes(UUID, UUID, long)} on {@code jdbc} (either pool): the statement the live report
+     * runs is the one whose result is stored when a notification finishes ({@link NotificationRepository#storeReport}).
+     */
+    static Outcomes outcomes(JdbcClient jdbc, UUID appId, UUID id, long bucket) {
         List<Outcome> outcomes = new java.util.ArrayList<>();
         java.util.TreeMap<Long, Long> accepted = new java.util.TreeMap<>();
         jdbc.sql("""
@@ -72,6 +87,39 @@ class NotificationReportRepository {
                 })
                 .list();
         return new Outcomes(outcomes, accepted.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()}).toList());
+    }
+
+    /** The outcomes stored when the notification finished, and the bucket width they were grouped by. */
+    record Stored(Outcomes outcomes, long bucket) {
+    }
+
+    /**
+     * The figures stored in {@code notifications.report} when the notification finished (V39), or
+     * null: not finished yet, or finished before they were stored. One keyed read.
+     */
+    Stored stored(UUID appId, UUID id) {
+        String text = jdbc.sql("select report::text from notifications where app_id = :app and id = :id")
+                .param("app", appId).param("id", id).query(String.class).optional().orElse(null);
+        if (text == null) return null;
+        JsonNode report = json.readTree(text);
+        List<Outcome> outcomes = new java.util.ArrayList<>();
+        for (JsonNode o : report.path("outcomes")) {
+            outcomes.add(new Outcome(o.get(0).stringValue(), o.get(1).stringValue(), o.get(2).isNull() ? null : o.get(2).stringValue(),
+                    o.get(3).longValue()));
+        }
+        List<long[]> accepted = new java.util.ArrayList<>();
+        for (JsonNode b : report.path("accepted")) accepted.add(new long[] {b.get(0).longValue(), b.get(1).longValue()});
+        return new Stored(new Outcomes(outcomes, accepted), report.path("bucket").longValue());
+    }
+
+    /** {@code outcomes} as {@code notifications.report} stores them (see {@link #stored}). */
+    static JsonNode toJson(Outcomes outcomes, long bucket) {
+        ObjectNode report = JsonNodeFactory.instance.objectNode().put("bucket", bucket);
+        ArrayNode list = report.putArray("outcomes");
+        for (Outcome o : outcomes.outcomes()) list.addArray().add(o.platform()).add(o.status()).add(o.reason()).add(o.count());
+        ArrayNode accepted = report.putArray("accepted");
+        for (long[] b : outcomes.accepted()) accepted.addArray().add(b[0]).add(b[1]);
+        return report;
     }
 
     /**

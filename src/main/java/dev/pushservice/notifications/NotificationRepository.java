@@ -151,6 +151,21 @@ class NotificationRepository {
                 .param("summary", json.writeValueAsString(summary)).param("app", appId).param("id", id).update();
     }
 
+    /**
+     * Stores the report page's recipient figures of a notification that just became final (its summary
+     * is stored in the same transaction): the one grouped read of its recipient rows the live report
+     * runs ({@link NotificationReportRepository#outcomes(JdbcClient, UUID, UUID, long)}), grouped by
+     * the timeline bucket its send from {@code start} to {@code end} gets, then one keyed update.
+     * Once per finished notification, never per recipient; a notification with figures keeps them.
+     */
+    void storeReport(UUID appId, UUID id, Instant start, Instant end) {
+        long bucket = NotificationPages.bucket(start, end);
+        NotificationReportRepository.Outcomes outcomes = NotificationReportRepository.outcomes(jdbc, appId, id, bucket);
+        jdbc.sql("update notifications set report = cast(:report as jsonb) where app_id = :app and id = :id and report is null")
+                .param("report", json.writeValueAsString(NotificationReportRepository.toJson(outcomes, bucket)))
+                .param("app", appId).param("id", id).update();
+    }
+
     /** A draft that became due and is queued now. */
     record Due(UUID id, UUID appId, String priority) {
     }

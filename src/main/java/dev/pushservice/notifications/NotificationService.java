@@ -443,6 +443,7 @@ public class NotificationService implements NotificationReferences {
         List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
         boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
         notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
+        if (!inFlight) notifications.storeReport(appId, id, sendStart(row), now);
         audit.record(appId, "notification.cancel", "notification", id, List.of("status"));
         lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
                 Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
@@ -485,6 +486,7 @@ public class NotificationService implements NotificationReferences {
             List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
             if (counts != null) {
                 notifications.storeSummary(appId, id, summary(counts));
+                notifications.storeReport(appId, id, sendStart(row), row.finishedAt());
                 log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
             }
             return;
@@ -497,6 +499,7 @@ public class NotificationService implements NotificationReferences {
         String status = accepted == 0 && failed > 0 ? FAILED : COMPLETED;
         Instant now = clock.instant();
         notifications.finish(appId, id, status, now, summary(counts));
+        notifications.storeReport(appId, id, sendStart(row), now);
         lifecycle.record(appId, status.equals(FAILED) ? Kind.NOTIFICATION_FAILED : Kind.NOTIFICATION_COMPLETED, id,
                 Map.of("notification_id", id, "recipients", row.recipientCount(), "accepted", accepted, "failed", failed), now);
         log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
@@ -524,10 +527,16 @@ public class NotificationService implements NotificationReferences {
         long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
         long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
         notifications.finish(appId, id, FAILED, now, summary(counts));
+        notifications.storeReport(appId, id, sendStart(row), now);
         lifecycle.record(appId, Kind.NOTIFICATION_FAILED, id, Map.of("notification_id", id, "recipients", recipients,
                 "accepted", accepted, "failed", failed, "reason", FANOUT_FAILED), now);
         log.warn("Notification {} failed: its fan-out was dead-lettered after {} of its recipient(s) were materialized"
                 + " ({} accepted, {} failed)", id, recipients, accepted, failed);
+    }
+
+    /** When the send of {@code row} began, as the report page's timeline counts it. */
+    private static Instant sendStart(NotificationRepository.Row row) {
+        return row.processingAt() != null ? row.processingAt() : row.createdAt();
     }
 
     /** The notification's counts when none of its recipients is pending or in flight any more, else null. */

@@ -287,6 +287,60 @@ class DashboardNotificationTests extends DashboardTest {
                 .as("another app's notification").isEqualTo(404);
     }
 
+    /** The report page's figures and charts (everything between "Delivery" and "One recipient"). */
+    private static String reportSection(String html) {
+        int from = html.indexOf("<h2>Delivery</h2>");
+        int to = html.indexOf("<h2>One recipient</h2>");
+        assertThat(from).isPositive();
+        assertThat(to).isGreaterThan(from);
+        return html.substring(from, to);
+    }
+
+    @Test
+    void aFinishedNotificationsReportIsReadFromTheFiguresStoredWhenItFinishedAndAnUnfinishedOneLive() {
+        TestApp app = newApp(); // no APNs credentials: the iOS recipient fails at once
+        LocalWebPushReceiver.Subscriber browserA = WEB.subscribe();
+        LocalWebPushReceiver.Subscriber browserB = WEB.subscribe();
+        String webA = register(app, "web", browserA.json(), "");
+        register(app, "web", browserB.json(), "");
+        register(app, "ios", TestTokens.apns(), "");
+        String id = send(app, "{\"title\":\"Hi\",\"body\":\"There\",\"target\":{\"type\":\"all\"}}");
+        assertThat(finished(app, id).path("accepted_count").asLong()).isEqualTo(2);
+        String stored = jdbc.sql("select report::text from notifications where id = :id").param("id", UUID.fromString(id))
+                .query(String.class).single();
+        assertThat(stored).as("stored when it finished").isNotNull().contains("\"bucket\"", "credentials_missing");
+        DashboardClient browser = signedIn(app, MemberRole.MEMBER);
+        String path = "/dashboard/apps/" + app.appId() + "/notifications/" + id;
+        String fromStored = reportSection(browser.get(path).body());
+
+        // the same figures as the live computation the page made before they were stored
+        jdbc.sql("update notifications set report = null where id = :id").param("id", UUID.fromString(id)).update();
+        String live = reportSection(browser.get(path).body());
+        assertThat(fromStored).isEqualTo(live);
+        assertThat(cell(live, "accepted")).isEqualTo("2");
+        assertThat(cell(live, "failed")).isEqualTo("1");
+
+        // with the stored figures back, changing the recipient rows in SQL does not change the page
+        jdbc.sql("update notifications set report = cast(:r as jsonb) where id = :id").param("r", stored).param("id", UUID.fromString(id)).update();
+        int changed = jdbc.sql("update notification_recipients set status = 'failed', last_error = 'altered_in_sql' where notification_id = :id")
+                .param("id", UUID.fromString(id)).update();
+        assertThat(changed).isEqualTo(3);
+        String afterChange = reportSection(browser.get(path).body());
+        assertThat(afterChange).isEqualTo(fromStored).doesNotContain("altered_in_sql");
+        // engagement stays live
+        assertThat(api.post("/v1/events", app.publicKey(), "{\"event_type\":\"opened\",\"device_id\":\"" + webA
+                + "\",\"notification_id\":\"" + id + "\"}").status()).isEqualTo(202);
+        assertThat(cell(browser.get(path).body(), "opened")).isEqualTo("1");
+
+        // one not finished (no stored figures, no finished_at) is read live: the altered rows show
+        jdbc.sql("update notifications set status = 'processing', finished_at = null, summary = null, report = null where id = :id")
+                .param("id", UUID.fromString(id)).update();
+        String processing = browser.get(path).body();
+        assertThat(cell(processing, "accepted")).isEqualTo("0");
+        assertThat(cell(processing, "failed")).isEqualTo("3");
+        assertThat(processing).contains("altered_in_sql");
+    }
+
     @Test
     void aScheduledNotificationIsCancelledFromItsReportAndAMemberOfAnotherOrganisationGets404() {
         TestApp app = newApp();

@@ -1149,7 +1149,7 @@ class DeliveryTests extends PeerApiTest {
         String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
         finished(app, id);
         // as a cancel with recipients in flight leaves it when the instance dies after recording the last of them
-        jdbc.sql("update notifications set status = 'cancelled', summary = null where id = cast(:id as uuid)")
+        jdbc.sql("update notifications set status = 'cancelled', summary = null, report = null where id = cast(:id as uuid)")
                 .param("id", id).update();
 
         await().atMost(WAIT).until(() -> jdbc.sql("select summary is not null from notifications where id = cast(:id as uuid)")
@@ -1158,6 +1158,14 @@ class DeliveryTests extends PeerApiTest {
         JsonNode summary = summary(app, id);
         assertThat(summary.path("status").asString()).isEqualTo("cancelled");
         assertThat(summary.path("counts").path("accepted").asLong()).isEqualTo(2);
+        assertThat(storedReport(id)).as("the report page's figures are stored with the counts")
+                .contains("[\"android\", \"accepted\", null, 2]");
+    }
+
+    /** The report page's figures stored when the notification finished (V39), or null. */
+    private String storedReport(String id) {
+        return jdbc.sql("select report::text from notifications where id = cast(:id as uuid)").param("id", id)
+                .query(String.class).single();
     }
 
     @Test
@@ -1190,6 +1198,7 @@ class DeliveryTests extends PeerApiTest {
                         where kind = 'notification.failed' and subject_id = cast(:id as uuid)""")
                 .param("id", id).query(String.class).single());
         assertThat(fact.path("reason").asString()).isEqualTo("fanout_failed");
+        assertThat(storedReport(id)).as("its (empty) report figures are stored").isNotNull().contains("\"outcomes\": []");
     }
 
     @Test

@@ -400,6 +400,9 @@ class NotificationTests extends ApiTest {
         assertThat(s.path("platforms").path("android").path("recipients").asInt()).isEqualTo(3);
         assertThat(recipients(app, id)).allMatch(n -> n.path("status").asString().equals("cancelled"));
         assertThat(facts(id)).endsWith("notification.cancelled");
+        assertThat(jdbc.sql("select report::text from notifications where id = cast(:id as uuid)").param("id", id)
+                .query(String.class).single()).as("the report page's figures, stored by the cancel (nothing in flight)")
+                .contains("[\"android\", \"cancelled\", null, 3]");
         assertError(api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), ""), 422, "validation_failed");
     }
 

@@ -91,6 +91,21 @@ final class Forms {
         return me.role().includes(MemberRole.ADMIN);
     }
 
+    /** A resource's id from the path; a malformed one is "not found", as an unknown one is. */
+    static java.util.UUID id(String raw, String what) {
+        java.util.UUID id = dev.pushservice.platform.json.Uuids.parse(raw);
+        if (id == null) throw new dev.pushservice.platform.domain.NotFound(what);
+        return id;
+    }
+
+    /** The attributes every page of an app's configuration section reads (who, which app, may they change it); returns {@code view}. */
+    static String appPage(DashboardMember me, dev.pushservice.apps.Tenants.App app, Model model, String view) {
+        model.addAttribute("me", me);
+        model.addAttribute("app", app);
+        model.addAttribute("canChange", canChange(me));
+        return view;
+    }
+
     /** Model attributes of every dashboard page: {@code fmt} formats times. */
     @ControllerAdvice(basePackageClasses = Forms.class)
     static class Attributes {

@@ -6,8 +6,6 @@ import dev.pushservice.journeys.JourneyService;
 import dev.pushservice.journeys.JourneyView;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
-import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.LinkedHashMap;
@@ -68,14 +66,14 @@ class JourneysPages {
         }).toList();
         model.addAttribute("page", journeysPage);
         model.addAttribute("rows", rows);
-        return common(me, app, model, "journeys");
+        return Forms.appPage(me, app, model, "journeys");
     }
 
     @GetMapping(BASE + "/new")
     String blank(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("form", Map.of("reentry_limit", "1", "definition", ""));
-        return common(me, app, model, "journey-new");
+        return Forms.appPage(me, app, model, "journey-new");
     }
 
     @PostMapping(BASE)
@@ -89,7 +87,7 @@ class JourneysPages {
         } catch (InvalidInput e) {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
-            return common(me, app, model, "journey-new");
+            return Forms.appPage(me, app, model, "journey-new");
         }
         return "redirect:/dashboard/apps/" + app.id() + "/journeys/" + created.journeyId();
     }
@@ -98,7 +96,7 @@ class JourneysPages {
     String journey(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String journeyId,
                    Model model) {
         Tenants.App app = access.app(me, appId);
-        JourneyView journey = journeys.get(app.id(), id(journeyId));
+        JourneyView journey = journeys.get(app.id(), Forms.id(journeyId, "Journey"));
         Map<String, String> form = new LinkedHashMap<>();
         form.put("name", journey.name());
         form.put("reentry_limit", String.valueOf(journey.reentryLimit()));
@@ -110,7 +108,7 @@ class JourneysPages {
     String update(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String journeyId,
                   @RequestParam Map<String, String> form, Model model, HttpServletResponse response) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(journeyId);
+        UUID id = Forms.id(journeyId, "Journey");
         JourneyView journey = journeys.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         try {
@@ -127,7 +125,7 @@ class JourneysPages {
     String status(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String journeyId,
                   @RequestParam(name = "status", required = false) String status) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(journeyId);
+        UUID id = Forms.id(journeyId, "Journey");
         journeys.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         if (status == null || !STATES.contains(status)) throw InvalidInput.of("status", "must be draft, active or paused");
@@ -140,7 +138,7 @@ class JourneysPages {
     @PostMapping(BASE + "/{journeyId}/archive")
     String archive(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String journeyId) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(journeyId);
+        UUID id = Forms.id(journeyId, "Journey");
         journeys.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         journeys.archive(app.id(), id);
@@ -151,7 +149,7 @@ class JourneysPages {
         model.addAttribute("journey", journey);
         model.addAttribute("stats", journeys.stats(app.id(), journey.journeyId()));
         model.addAttribute("form", form);
-        return common(me, app, model, "journey");
+        return Forms.appPage(me, app, model, "journey");
     }
 
     /** The body {@code /v1/journeys} takes: name, reentry_limit (an integer), definition (JSON). */
@@ -168,18 +166,5 @@ class JourneysPages {
         if (definition != null) body.set("definition", definition);
         else if (!create) body.putNull("definition");
         return body;
-    }
-
-    private static UUID id(String raw) {
-        UUID id = Uuids.parse(raw);
-        if (id == null) throw new NotFound("Journey");
-        return id;
-    }
-
-    private static String common(DashboardMember me, Tenants.App app, Model model, String view) {
-        model.addAttribute("me", me);
-        model.addAttribute("app", app);
-        model.addAttribute("canChange", Forms.canChange(me));
-        return view;
     }
 }

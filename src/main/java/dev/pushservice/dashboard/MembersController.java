@@ -4,8 +4,6 @@ import dev.pushservice.members.MemberLink;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.members.MemberService;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
-import dev.pushservice.platform.json.Uuids;
 import java.util.UUID;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
@@ -46,7 +44,7 @@ class MembersController {
     @PostMapping("/dashboard/members/{memberId}/role")
     String changeRole(@AuthenticationPrincipal DashboardMember me, @PathVariable String memberId,
                       @RequestParam(name = "role", required = false) String role) {
-        UUID target = id(memberId);
+        UUID target = Forms.id(memberId, "Member");
         MemberRole chosen = role(role);
         members.changeRole(me.memberId(), target, chosen);
         return "redirect:/dashboard/members?changed";
@@ -55,16 +53,11 @@ class MembersController {
     /** Removes a member of the organisation and ends their sessions; back to the list (or to sign-in, for oneself). */
     @PostMapping("/dashboard/members/{memberId}/remove")
     String remove(@AuthenticationPrincipal DashboardMember me, @PathVariable String memberId) {
-        UUID target = id(memberId);
+        UUID target = Forms.id(memberId, "Member");
         members.remove(me.memberId(), target);
         return target.equals(me.memberId()) ? "redirect:" + DashboardSecurity.SIGN_IN + "?removed" : "redirect:/dashboard/members?removed";
     }
 
-    private static UUID id(String raw) {
-        UUID id = Uuids.parse(raw);
-        if (id == null) throw new NotFound("Member");
-        return id;
-    }
 
     private static MemberRole role(String role) {
         try {

@@ -3,8 +3,6 @@ package dev.pushservice.dashboard;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
-import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.segments.Filter;
 import dev.pushservice.segments.SegmentInput;
 import dev.pushservice.segments.SegmentService;
@@ -55,14 +53,14 @@ class SegmentsPages {
                 @RequestParam(required = false) String page, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("page", segments.list(app.id(), Forms.page(page)));
-        return common(me, app, model, "segments");
+        return Forms.appPage(me, app, model, "segments");
     }
 
     @GetMapping(BASE + "/new")
     String blank(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("form", Map.of("filter", EXAMPLE_FILTER));
-        return common(me, app, model, "segment-form");
+        return Forms.appPage(me, app, model, "segment-form");
     }
 
     @PostMapping(BASE)
@@ -78,7 +76,7 @@ class SegmentsPages {
         } catch (InvalidInput e) {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
-            return common(me, app, model, "segment-form");
+            return Forms.appPage(me, app, model, "segment-form");
         }
         return "redirect:/dashboard/apps/" + app.id() + "/segments";
     }
@@ -87,7 +85,7 @@ class SegmentsPages {
     String edit(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String segmentId,
                 Model model) {
         Tenants.App app = access.app(me, appId);
-        SegmentView segment = segments.get(app.id(), id(segmentId));
+        SegmentView segment = segments.get(app.id(), Forms.id(segmentId, "Segment"));
         Map<String, String> form = new LinkedHashMap<>();
         form.put("name", segment.name());
         form.put("description", segment.description() == null ? "" : segment.description());
@@ -95,14 +93,14 @@ class SegmentsPages {
         model.addAttribute("form", form);
         model.addAttribute("segment", segment);
         model.addAttribute("estimate", segments.count(app.id(), segment.segmentId(), "segment_id"));
-        return common(me, app, model, "segment-form");
+        return Forms.appPage(me, app, model, "segment-form");
     }
 
     @PostMapping(BASE + "/{segmentId}")
     String update(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String segmentId,
                   @RequestParam Map<String, String> form, Model model, HttpServletResponse response) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(segmentId);
+        UUID id = Forms.id(segmentId, "Segment");
         SegmentView segment = segments.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         try {
@@ -111,7 +109,7 @@ class SegmentsPages {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
             model.addAttribute("segment", segment);
-            return common(me, app, model, "segment-form");
+            return Forms.appPage(me, app, model, "segment-form");
         }
         return "redirect:/dashboard/apps/" + app.id() + "/segments";
     }
@@ -119,7 +117,7 @@ class SegmentsPages {
     @PostMapping(BASE + "/{segmentId}/delete")
     String delete(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String segmentId) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(segmentId);
+        UUID id = Forms.id(segmentId, "Segment");
         segments.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         segments.archive(app.id(), id);
@@ -157,18 +155,5 @@ class SegmentsPages {
         JsonNode filter = forms.parse("filter", form.get("filter"));
         if (filter != null) body.set("filter", filter);
         return body;
-    }
-
-    private static UUID id(String raw) {
-        UUID id = Uuids.parse(raw);
-        if (id == null) throw new NotFound("Segment");
-        return id;
-    }
-
-    private static String common(DashboardMember me, Tenants.App app, Model model, String view) {
-        model.addAttribute("me", me);
-        model.addAttribute("app", app);
-        model.addAttribute("canChange", Forms.canChange(me));
-        return view;
     }
 }

@@ -3,8 +3,6 @@ package dev.pushservice.dashboard;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
-import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.templates.TemplateInput;
 import dev.pushservice.templates.TemplateService;
 import dev.pushservice.templates.TemplateView;
@@ -47,14 +45,14 @@ class TemplatesPages {
                 @RequestParam(required = false) String page, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("page", templates.list(app.id(), Forms.page(page)));
-        return common(me, app, model, "templates");
+        return Forms.appPage(me, app, model, "templates");
     }
 
     @GetMapping(BASE + "/new")
     String blank(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("form", Map.of("status", "draft"));
-        return common(me, app, model, "template-form");
+        return Forms.appPage(me, app, model, "template-form");
     }
 
     @PostMapping(BASE)
@@ -68,7 +66,7 @@ class TemplatesPages {
         } catch (InvalidInput e) {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
-            return common(me, app, model, "template-form");
+            return Forms.appPage(me, app, model, "template-form");
         }
         return "redirect:/dashboard/apps/" + app.id() + "/templates";
     }
@@ -77,7 +75,7 @@ class TemplatesPages {
     String edit(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String templateId,
                 Model model) {
         Tenants.App app = access.app(me, appId);
-        TemplateView template = templates.get(app.id(), id(templateId));
+        TemplateView template = templates.get(app.id(), Forms.id(templateId, "Template"));
         Map<String, String> form = new LinkedHashMap<>();
         form.put("name", template.name());
         form.put("status", template.status());
@@ -89,14 +87,14 @@ class TemplatesPages {
         form.put("data", content.has("data") ? forms.pretty(content.get("data")) : "");
         model.addAttribute("form", form);
         model.addAttribute("template", template);
-        return common(me, app, model, "template-form");
+        return Forms.appPage(me, app, model, "template-form");
     }
 
     @PostMapping(BASE + "/{templateId}")
     String update(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String templateId,
                   @RequestParam Map<String, String> form, Model model, HttpServletResponse response) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(templateId);
+        UUID id = Forms.id(templateId, "Template");
         TemplateView template = templates.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         try {
@@ -106,7 +104,7 @@ class TemplatesPages {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
             model.addAttribute("template", template);
-            return common(me, app, model, "template-form");
+            return Forms.appPage(me, app, model, "template-form");
         }
         return "redirect:/dashboard/apps/" + app.id() + "/templates";
     }
@@ -114,7 +112,7 @@ class TemplatesPages {
     @PostMapping(BASE + "/{templateId}/delete")
     String delete(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String templateId) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(templateId);
+        UUID id = Forms.id(templateId, "Template");
         templates.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         templates.archive(app.id(), id);
@@ -134,18 +132,5 @@ class TemplatesPages {
         JsonNode data = forms.parse("content.data", form.get("data"));
         if (data != null) content.set("data", data);
         return body;
-    }
-
-    private static UUID id(String raw) {
-        UUID id = Uuids.parse(raw);
-        if (id == null) throw new NotFound("Template");
-        return id;
-    }
-
-    private static String common(DashboardMember me, Tenants.App app, Model model, String view) {
-        model.addAttribute("me", me);
-        model.addAttribute("app", app);
-        model.addAttribute("canChange", Forms.canChange(me));
-        return view;
     }
 }

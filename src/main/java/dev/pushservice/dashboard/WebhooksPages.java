@@ -3,8 +3,6 @@ package dev.pushservice.dashboard;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
-import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.webhooks.WebhookInput;
 import dev.pushservice.webhooks.WebhookService;
 import dev.pushservice.webhooks.WebhookView;
@@ -48,14 +46,14 @@ class WebhooksPages {
                 @RequestParam(required = false) String page, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("page", webhooks.list(app.id(), Forms.page(page)));
-        return common(me, app, model, "webhooks");
+        return Forms.appPage(me, app, model, "webhooks");
     }
 
     @GetMapping(BASE + "/new")
     String blank(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, Model model) {
         Tenants.App app = access.app(me, appId);
         model.addAttribute("form", Map.of("events", "*", "enabled", "true"));
-        return common(me, app, model, "webhook-new");
+        return Forms.appPage(me, app, model, "webhook-new");
     }
 
     @PostMapping(BASE)
@@ -71,7 +69,7 @@ class WebhooksPages {
         } catch (InvalidInput e) {
             Forms.refused(e, model, response);
             model.addAttribute("form", form);
-            return common(me, app, model, "webhook-new");
+            return Forms.appPage(me, app, model, "webhook-new");
         }
         // shown in this answer only: a reload does not show it again
         model.addAttribute("secret", created.secret());
@@ -82,14 +80,14 @@ class WebhooksPages {
     String webhook(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String webhookId,
                    @RequestParam(required = false) String page, Model model) {
         Tenants.App app = access.app(me, appId);
-        return page(me, app, webhooks.get(app.id(), id(webhookId)), page, null, model);
+        return page(me, app, webhooks.get(app.id(), Forms.id(webhookId, "Webhook")), page, null, model);
     }
 
     @PostMapping(BASE + "/{webhookId}")
     String update(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String webhookId,
                   @RequestParam Map<String, String> form, Model model, HttpServletResponse response) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(webhookId);
+        UUID id = Forms.id(webhookId, "Webhook");
         WebhookView webhook = webhooks.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         try {
@@ -107,7 +105,7 @@ class WebhooksPages {
     String rotate(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String webhookId,
                   Model model) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(webhookId);
+        UUID id = Forms.id(webhookId, "Webhook");
         webhooks.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         ObjectNode body = Forms.object();
@@ -120,7 +118,7 @@ class WebhooksPages {
     @PostMapping(BASE + "/{webhookId}/delete")
     String delete(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId, @PathVariable String webhookId) {
         Tenants.App app = access.app(me, appId);
-        UUID id = id(webhookId);
+        UUID id = Forms.id(webhookId, "Webhook");
         webhooks.get(app.id(), id);
         access.require(me, MemberRole.ADMIN);
         webhooks.delete(app.id(), id);
@@ -139,7 +137,7 @@ class WebhooksPages {
         model.addAttribute("webhook", webhook);
         model.addAttribute("form", form);
         model.addAttribute("deliveries", webhooks.deliveries(app.id(), webhook.webhookId(), Forms.page(page)));
-        return common(me, app, model, "webhook");
+        return Forms.appPage(me, app, model, "webhook");
     }
 
     /** The body {@code /v1/webhooks} takes: url, description (blank: none), events (separated by commas or spaces), enabled (the checkbox). */
@@ -153,18 +151,5 @@ class WebhooksPages {
         Arrays.stream(form.getOrDefault("events", "").split("[,\\s]+")).filter(s -> !s.isBlank()).forEach(events::add);
         body.put("enabled", "true".equals(form.get("enabled")));
         return body;
-    }
-
-    private static UUID id(String raw) {
-        UUID id = Uuids.parse(raw);
-        if (id == null) throw new NotFound("Webhook");
-        return id;
-    }
-
-    private static String common(DashboardMember me, Tenants.App app, Model model, String view) {
-        model.addAttribute("me", me);
-        model.addAttribute("app", app);
-        model.addAttribute("canChange", Forms.canChange(me));
-        return view;
     }
 }

@@ -90,6 +90,17 @@ SQL
     printf 'transactional to %s during the send: %s sends, %s accepted; created -> recorded accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms (unaccepted counted to now)\n' \
       "$platform" "$n" "$ok" "$p50" "$p99" "$max"
   done
+  # the same sends less those the peer itself refused (429/503 to that very request): what the
+  # service adds, which the storm's pause must not hold back
+  $PG -At -F ' ' <<SQL | while read -r n p50 p99 max; do
+select count(*), percentile_cont(0.5) within group (order by ms), percentile_cont(0.99) within group (order by ms), max(ms)
+from (select extract(epoch from r.updated_at - n.created_at) * 1000 as ms
+      from notifications n join notification_recipient_states r on r.notification_id = n.id
+      where n.id in ($(ids "$f")) and r.status = 'accepted' and r.attempts = 1) r;
+SQL
+    printf 'transactional to %s accepted at the first attempt (the peer refused none of their requests): %s sends; created -> recorded accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms\n' \
+      "$platform" "$n" "$p50" "$p99" "$max"
+  done
 done
 echo "probe answers other than 202: $(cat "$DATA/probes.log" 2>/dev/null | grep -c 'HTTP\|Exception' || true); load average $(loadavg)"
 [ "$LOST" -eq 0 ] || exit 1

@@ -4,10 +4,14 @@ import dev.pushservice.platform.error.PathErrorPages;
 import java.util.HashMap;
 import java.util.Map;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.stereotype.Component;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.servlet.ModelAndView;
+import org.springframework.web.servlet.View;
 
 /**
  * Dashboard requests that no controller answered get the dashboard's problem page, not the API's
@@ -19,6 +23,8 @@ import org.springframework.web.servlet.ModelAndView;
  */
 @Component
 class DashboardErrorPage implements PathErrorPages {
+
+    private static final MediaType HTML = new MediaType(MediaType.TEXT_HTML, java.nio.charset.StandardCharsets.UTF_8);
 
     @Override
     public ModelAndView page(String path, int status) {
@@ -34,6 +40,10 @@ class DashboardErrorPage implements PathErrorPages {
             model.put("message", "The page could not be shown; the error was logged.");
         } else {
             return null;
+        }
+        // HTML whatever the path looks like: Thymeleaf would otherwise take text/css from ".../x.css"
+        if (RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes a) {
+            a.getRequest().setAttribute(View.SELECTED_CONTENT_TYPE, HTML);
         }
         return new ModelAndView("problem", model, HttpStatus.valueOf(status));
     }

@@ -8,10 +8,10 @@ import org.springframework.http.MediaType;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
 import org.springframework.stereotype.Component;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
 import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.View;
+import org.springframework.web.servlet.ViewResolver;
+import org.springframework.web.servlet.support.RequestContextUtils;
 
 /**
  * Dashboard requests that no controller answered get the dashboard's problem page, not the API's
@@ -25,6 +25,20 @@ import org.springframework.web.servlet.View;
 class DashboardErrorPage implements PathErrorPages {
 
     private static final MediaType HTML = new MediaType(MediaType.TEXT_HTML, java.nio.charset.StandardCharsets.UTF_8);
+
+    /**
+     * The problem page as HTML whatever the path looks like. Resolved by name, the view's content
+     * type would be negotiated ({@code *}{@code /*} for most clients) and Thymeleaf would then take
+     * it from the path's extension: {@code text/css} for an unknown {@code …/x.css}.
+     */
+    private static final View PROBLEM = (model, request, response) -> {
+        request.setAttribute(View.SELECTED_CONTENT_TYPE, HTML);
+        ViewResolver views = RequestContextUtils.findWebApplicationContext(request)
+                .getBean("thymeleafViewResolver", ViewResolver.class);
+        View page = views.resolveViewName("problem", RequestContextUtils.getLocale(request));
+        if (page == null) throw new IllegalStateException("no template 'problem'");
+        page.render(model, request, response);
+    };
 
     @Override
     public ModelAndView page(String path, int status) {
@@ -41,10 +55,6 @@ class DashboardErrorPage implements PathErrorPages {
         } else {
             return null;
         }
-        // HTML whatever the path looks like: Thymeleaf would otherwise take text/css from ".../x.css"
-        if (RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes a) {
-            a.getRequest().setAttribute(View.SELECTED_CONTENT_TYPE, HTML);
-        }
-        return new ModelAndView("problem", model, HttpStatus.valueOf(status));
+        return new ModelAndView(PROBLEM, model, HttpStatus.valueOf(status));
     }
 }

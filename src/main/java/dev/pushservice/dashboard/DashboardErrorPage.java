@@ -55,6 +55,8 @@ class DashboardErrorPage implements PathErrorPages {
         } else {
             return null;
         }
-        return new ModelAndView(PROBLEM, model, HttpStatus.valueOf(status));
+        ModelAndView page = new ModelAndView(PROBLEM, model);
+        page.setStatus(HttpStatus.valueOf(status));
+        return page;
     }
 }

@@ -57,6 +57,17 @@ public class AuditLog {
     public record Cursor(java.time.Instant occurredAt, long id) {
     }
 
+    /**
+     * One entry of an organisation's log (membership changes), as the dashboard shows it.
+     *
+     * @param details non-secret values of the change (such as {@code role_from}, {@code role_to},
+     *                {@code email}), by name
+     */
+    public record OrgEntry(long id, java.time.Instant occurredAt, String actor, UUID memberId, String action,
+                           String targetType, String targetId, String requestId, List<String> changedFields,
+                           java.util.Map<String, String> details) {
+    }
+
     private final AuditRepository entries;
     private final Clock clock;
     private final boolean cli;
@@ -99,6 +110,35 @@ public class AuditLog {
     @Transactional(propagation = Propagation.MANDATORY)
     public void record(UUID appId, String action, String targetType, Object targetId) {
         record(appId, action, targetType, targetId, List.of());
+    }
+
+    /**
+     * Appends one entry to the organisation {@code orgId}'s log (membership changes are the
+     * organisation's, not an app's): made by {@code actor}, or when null by whoever the current
+     * request or process is (as {@link #record(UUID, String, String, Object, Collection)} finds it).
+     * {@code details} are values shown with the entry; the caller passes only non-secret ones (a
+     * role, an address), never a password, hash or link token.
+     */
+    @Transactional(propagation = Propagation.MANDATORY)
+    public void recordForOrganisation(Actor actor, UUID orgId, String action, String targetType, Object targetId,
+                                      Collection<String> changedFields, java.util.Map<String, String> details) {
+        Objects.requireNonNull(orgId, "orgId");
+        HttpServletRequest request = currentRequest();
+        Actor who = actor != null ? actor : actor(request);
+        if (who.keyId() != null) throw new IllegalArgumentException("API keys do not change an organisation's members");
+        String requestId = request == null ? null : RequestIds.current(request);
+        entries.insertForOrganisation(orgId, clock.instant(), who, action, targetType, String.valueOf(targetId), requestId,
+                changedFields == null ? List.of() : changedFields.stream().distinct().sorted().toList(),
+                details == null ? java.util.Map.of() : details);
+    }
+
+    /**
+     * Up to {@code limit} of the organisation's entries, newest first, older than {@code before}
+     * (null: from the newest). Keyset paging on an index.
+     */
+    @Transactional(readOnly = true)
+    public List<OrgEntry> newestOfOrganisation(UUID orgId, Cursor before, int limit) {
+        return entries.newestOfOrganisation(orgId, before, limit);
     }
 
     /**

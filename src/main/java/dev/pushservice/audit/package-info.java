@@ -18,6 +18,11 @@
  *       triggers refuse UPDATE, DELETE and TRUNCATE on {@code audit_log}.</li>
  *   <li>Entries are read only through the {@code audit} export ({@code exports}) and
  *       {@link dev.pushservice.audit.AuditLog#newest} (the dashboard's audit page).</li>
+ *   <li>Membership changes are the organisation's, not an app's: they go to {@code org_audit_log}
+ *       ({@link dev.pushservice.audit.AuditLog#recordForOrganisation}, append-only the same way),
+ *       read only by {@link dev.pushservice.audit.AuditLog#newestOfOrganisation} (the dashboard's
+ *       organisation audit page), never by an app's export or a {@code /v1} route. An organisation
+ *       entry may carry non-secret values ({@code details}: a role, an address), never a secret.</li>
  * </ul>
  */
 package dev.pushservice.audit;

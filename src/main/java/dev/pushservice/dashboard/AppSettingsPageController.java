@@ -8,6 +8,8 @@ import dev.pushservice.delivery.CredentialChecks;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.platform.domain.InvalidInput;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Base64;
 import java.util.Map;
 import java.util.Objects;
 import org.springframework.security.core.annotation.AuthenticationPrincipal;
@@ -17,6 +19,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.multipart.MultipartFile;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -137,6 +140,37 @@ class AppSettingsPageController {
         model.addAttribute("apnsForm", Map.of("bundle_id", nz(bundleId), "environment", nz(environment),
                 "key_id", nz(keyId), "team_id", nz(teamId)));
         return apply(me, app, body, "apns", "APNs credentials saved.", model, response);
+    }
+
+    /**
+     * APNs certificate credentials: the .p12 file (PKCS#12, certificate and key) uploaded as a
+     * multipart part and its password, sent as the API's {@code apns.certificate} (base64). Both are
+     * write-only: never shown again, also not when the form comes back with an error.
+     */
+    @PostMapping(path = "/dashboard/apps/{appId}/settings/apns-certificate", consumes = "multipart/form-data")
+    String apnsCertificate(@AuthenticationPrincipal DashboardMember me, @PathVariable String appId,
+                           @RequestParam(name = "bundle_id", required = false) String bundleId,
+                           @RequestParam(name = "environment", required = false) String environment,
+                           @RequestParam(name = "certificate", required = false) MultipartFile certificate,
+                           @RequestParam(name = "password", required = false) String password,
+                           Model model, HttpServletResponse response) throws IOException {
+        Tenants.App app = access.app(me, appId);
+        access.require(me, MemberRole.ADMIN);
+        model.addAttribute("apnsForm", Map.of("bundle_id", nz(bundleId), "environment", nz(environment), "key_id", "", "team_id", ""));
+        if (certificate == null || certificate.isEmpty()) {
+            response.setStatus(422);
+            model.addAttribute("problem", "apns.certificate.pkcs12: choose the .p12 file (certificate and private key)");
+            model.addAttribute("problemAt", "apns-certificate");
+            return page(me, app, model);
+        }
+        ObjectNode body = JsonNodeFactory.instance.objectNode();
+        ObjectNode apns = body.putObject("apns");
+        apns.put("bundle_id", nz(bundleId).strip());
+        apns.put("environment", nz(environment).strip());
+        ObjectNode cert = apns.putObject("certificate");
+        cert.put("pkcs12", Base64.getEncoder().encodeToString(certificate.getBytes()));
+        if (password != null && !password.isEmpty()) cert.put("password", password);
+        return apply(me, app, body, "apns-certificate", "APNs certificate saved.", model, response);
     }
 
     /** The FCM service-account JSON, set or replaced whole; never shown again. */

@@ -3,6 +3,7 @@ package dev.pushservice.dashboard;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.audit.AuditLog;
 import dev.pushservice.members.Member;
+import dev.pushservice.members.MemberRole;
 import dev.pushservice.members.MemberService;
 import dev.pushservice.platform.domain.InvalidInput;
 import java.time.Instant;
@@ -24,6 +25,9 @@ import org.springframework.web.bind.annotation.RequestParam;
  * are keyset pages ({@code before} names the last entry shown: its time and id), so a deep page costs
  * what the first does. Who acted: the member's address for dashboard changes, the API key's id and
  * kind, or the CLI.
+ *
+ * <p>Also the organisation's own log (membership changes), for owners and admins only (their role
+ * as stored now): a plain member is refused (403), and each organisation sees only its own entries.
  */
 @Controller
 class AuditPages {
@@ -63,9 +67,57 @@ class AuditPages {
         model.addAttribute("app", app);
         model.addAttribute("action", filter);
         model.addAttribute("rows", entries.stream().map(e -> new Row(e, who(e, emails))).toList());
-        model.addAttribute("next", more ? token(entries.getLast()) : null);
+        model.addAttribute("next", more ? token(entries.getLast().occurredAt(), entries.getLast().id()) : null);
         model.addAttribute("first", cursor == null);
         return "audit";
+    }
+
+    /** An organisation entry as the page shows it: who acted and what the change was, in words. */
+    record OrgRow(AuditLog.OrgEntry entry, String who, String target, String change) {
+    }
+
+    @GetMapping("/dashboard/members/audit")
+    String organisation(@AuthenticationPrincipal DashboardMember me, @RequestParam(required = false) String before, Model model) {
+        access.require(me, MemberRole.ADMIN);
+        AuditLog.Cursor cursor = cursor(before);
+        List<AuditLog.OrgEntry> entries = audit.newestOfOrganisation(me.orgId(), cursor, PAGE + 1);
+        boolean more = entries.size() > PAGE;
+        if (more) entries = entries.subList(0, PAGE);
+        Map<UUID, String> emails = members.members(me.orgId()).stream().collect(Collectors.toMap(Member::id, Member::email));
+        model.addAttribute("me", me);
+        model.addAttribute("rows", entries.stream().map(e -> new OrgRow(e, who(e, emails), target(e, emails), change(e))).toList());
+        model.addAttribute("next", more ? token(entries.getLast().occurredAt(), entries.getLast().id()) : null);
+        model.addAttribute("first", cursor == null);
+        return "org-audit";
+    }
+
+    private static String who(AuditLog.OrgEntry e, Map<UUID, String> emails) {
+        return switch (e.actor()) {
+            case "member" -> emails.getOrDefault(e.memberId(), "a former member (" + e.memberId().toString().substring(0, 8) + "…)");
+            case "cli" -> "admin CLI";
+            default -> e.actor();
+        };
+    }
+
+    private static String target(AuditLog.OrgEntry e, Map<UUID, String> emails) {
+        if (e.targetType().equals("invite")) return "invite link " + e.targetId().substring(0, Math.min(8, e.targetId().length())) + "…";
+        String email = e.details().get("email");
+        if (email == null) {
+            UUID id = dev.pushservice.platform.json.Uuids.parse(e.targetId());
+            email = id == null ? null : emails.get(id);
+        }
+        return email != null ? email : "member " + e.targetId();
+    }
+
+    private static String change(AuditLog.OrgEntry e) {
+        Map<String, String> d = e.details();
+        return switch (e.action()) {
+            case "member.role_change" -> "role " + d.get("role_from") + " → " + d.get("role_to");
+            case "member.invite" -> "as " + d.get("role");
+            case "member.add", "member.join", "member.remove" -> "role " + d.get("role");
+            case "member.activate" -> "password chosen";
+            default -> String.join(", ", e.changedFields());
+        };
     }
 
     private static String who(AuditLog.Entry e, Map<UUID, String> emails) {
@@ -77,8 +129,8 @@ class AuditPages {
         };
     }
 
-    private static String token(AuditLog.Entry e) {
-        return e.occurredAt().getEpochSecond() + "." + e.occurredAt().getNano() + "-" + e.id();
+    private static String token(Instant at, long id) {
+        return at.getEpochSecond() + "." + at.getNano() + "-" + id;
     }
 
     private static AuditLog.Cursor cursor(String before) {

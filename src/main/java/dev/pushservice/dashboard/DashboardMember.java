@@ -36,4 +36,9 @@ public record DashboardMember(UUID memberId, UUID orgId, String email, MemberRol
     public boolean isOwner() {
         return role == MemberRole.OWNER;
     }
+
+    /** An owner or an admin (as at sign-in): who is shown the organisation's audit log. */
+    public boolean isAdmin() {
+        return role.includes(MemberRole.ADMIN);
+    }
 }

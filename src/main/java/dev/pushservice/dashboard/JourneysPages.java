@@ -55,14 +55,12 @@ class JourneysPages {
                 @RequestParam(required = false) String page, Model model) {
         Tenants.App app = access.app(me, appId);
         Page<JourneyView.Summary> journeysPage = journeys.list(app.id(), Forms.page(page));
+        // the page's totals in one statement, not one per journey
+        Map<UUID, JourneyView.ListTotals> totals = journeys.listTotals(app.id(),
+                journeysPage.data().stream().map(JourneyView.Summary::journeyId).toList());
         List<Row> rows = journeysPage.data().stream().map(j -> {
-            JourneyView.Stats stats = journeys.stats(app.id(), j.journeyId());
-            Map<String, Long> by = new LinkedHashMap<>();
-            stats.executions().forEach(t -> by.put(t.status(), t.total()));
-            long entered = by.values().stream().mapToLong(Long::longValue).sum();
-            return new Row(j, j.trigger().path("type").asString(""), entered,
-                    by.getOrDefault("active", 0L) + by.getOrDefault("waiting", 0L), by.getOrDefault("completed", 0L),
-                    stats.goals().stream().mapToLong(JourneyView.GoalTotal::total).sum());
+            JourneyView.ListTotals t = totals.getOrDefault(j.journeyId(), JourneyView.ListTotals.NONE);
+            return new Row(j, j.trigger().path("type").asString(""), t.entered(), t.running(), t.completed(), t.goals());
         }).toList();
         model.addAttribute("page", journeysPage);
         model.addAttribute("rows", rows);

@@ -166,6 +166,34 @@ class JourneyRepository {
         return totals;
     }
 
+    /**
+     * The list totals of several journeys of the app in one statement (each table aggregated once for
+     * all of them, on its journey index): a journey without executions or goals is absent.
+     */
+    Map<UUID, JourneyView.ListTotals> listTotals(UUID appId, java.util.Collection<UUID> journeyIds) {
+        Map<UUID, JourneyView.ListTotals> totals = new java.util.HashMap<>();
+        jdbc.sql("""
+                        with e as (
+                            select journey_id, count(*) as entered,
+                                   count(*) filter (where status in ('active', 'waiting')) as running,
+                                   count(*) filter (where status = 'completed') as completed
+                            from journey_executions where app_id = :app and journey_id = any(:ids)
+                            group by journey_id),
+                        g as (
+                            select journey_id, count(*) as goals
+                            from journey_goals where app_id = :app and journey_id = any(:ids)
+                            group by journey_id)
+                        select coalesce(e.journey_id, g.journey_id) as journey_id, coalesce(e.entered, 0) as entered,
+                               coalesce(e.running, 0) as running, coalesce(e.completed, 0) as completed,
+                               coalesce(g.goals, 0) as goals
+                        from e full join g on g.journey_id = e.journey_id""")
+                .param("app", appId).param("ids", journeyIds.toArray(UUID[]::new))
+                .query((rs, n) -> totals.put(rs.getObject("journey_id", UUID.class), new JourneyView.ListTotals(
+                        rs.getLong("entered"), rs.getLong("running"), rs.getLong("completed"), rs.getLong("goals"))))
+                .list();
+        return totals;
+    }
+
     /** Goals reached per node id, node ids in order. */
     Map<String, Long> goalTotals(UUID appId, UUID journeyId) {
         Map<String, Long> totals = new LinkedHashMap<>();

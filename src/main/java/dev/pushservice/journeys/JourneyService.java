@@ -137,6 +137,16 @@ public class JourneyService {
         return get(appId, journeyId);
     }
 
+    /**
+     * The totals of the app's journeys {@code journeyIds} (a page of a list), in one statement
+     * whatever their number: journeys of another app or without executions get zeros.
+     */
+    @Transactional(readOnly = true)
+    public Map<UUID, JourneyView.ListTotals> listTotals(UUID appId, java.util.Collection<UUID> journeyIds) {
+        if (journeyIds.isEmpty()) return Map.of();
+        return journeys.listTotals(appId, journeyIds);
+    }
+
     /** Executions per status (every status, zeros included) and goals reached per goal node. */
     @Transactional(readOnly = true)
     public JourneyView.Stats stats(UUID appId, UUID journeyId) {

@@ -32,6 +32,14 @@ public record JourneyView(UUID journeyId, String name, String status, int versio
     public record Stats(UUID journeyId, List<StatusTotal> executions, List<GoalTotal> goals) {
     }
 
+    /**
+     * A journey's totals as a list shows them: executions started ({@code entered}, every status),
+     * running ({@code active} and {@code waiting}), completed, and goals reached (every goal node).
+     */
+    public record ListTotals(long entered, long running, long completed, long goals) {
+        public static final ListTotals NONE = new ListTotals(0, 0, 0, 0);
+    }
+
     public record StatusTotal(String status, long total) {
     }
 

@@ -1,5 +1,6 @@
 package dev.pushservice.members;
 
+import dev.pushservice.audit.AuditLog;
 import dev.pushservice.platform.auth.ApiKeys;
 import dev.pushservice.platform.domain.Conflict;
 import dev.pushservice.platform.domain.InvalidInput;
@@ -11,6 +12,7 @@ import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.springframework.security.access.AccessDeniedException;
@@ -26,6 +28,10 @@ import org.springframework.transaction.annotation.Transactional;
  * characters; a setup link lives {@link #SETUP_LINK_LIFETIME}, an invite {@link #INVITE_LIFETIME};
  * each works once, in a transaction that locks its row, so two tabs redeeming it at once make one
  * member. Only owners invite.
+ *
+ * <p>Every membership change is recorded in the organisation's audit log in its own transaction
+ * (docs/dashboard.md "Organisation audit log"): {@code member.add}, {@code member.invite},
+ * {@code member.join}, {@code member.activate}, {@code member.role_change}, {@code member.remove}.
  */
 @Service
 public class MemberService {
@@ -38,14 +44,16 @@ public class MemberService {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final MemberRepository members;
+    private final AuditLog audit;
     private final PasswordEncoder passwords;
     private final SignInPolicy policy;
     private final Clock clock;
     /** Compared against when the address is unknown, so an unknown address costs what a known one does. */
     private final String decoyHash;
 
-    MemberService(MemberRepository members, PasswordEncoder passwords, SignInPolicy policy, Clock clock) {
+    MemberService(MemberRepository members, AuditLog audit, PasswordEncoder passwords, SignInPolicy policy, Clock clock) {
         this.members = members;
+        this.audit = audit;
         this.passwords = passwords;
         this.policy = policy;
         this.clock = clock;
@@ -68,6 +76,9 @@ public class MemberService {
             throw new Conflict("A member with the address " + address + " exists already");
         }
         Member member = members.byId(id).orElseThrow();
+        // the actor is whoever runs this: the admin CLI, or "system" for an in-process caller
+        audit.recordForOrganisation(null, orgId, "member.add", "member", id, List.of("email", "role"),
+                Map.of("email", address, "role", role.value()));
         return link(MemberLink.Kind.SETUP, orgId, role, member, null, now, SETUP_LINK_LIFETIME);
     }
 
@@ -81,7 +92,10 @@ public class MemberService {
     public MemberLink invite(UUID inviterId, MemberRole role) {
         Member inviter = members.byId(inviterId).orElseThrow(() -> new AccessDeniedException("Only owners invite members"));
         if (inviter.role() != MemberRole.OWNER) throw new AccessDeniedException("Only owners invite members");
-        return link(MemberLink.Kind.INVITE, inviter.orgId(), role, null, inviter.id(), clock.instant(), INVITE_LIFETIME);
+        MemberLink link = link(MemberLink.Kind.INVITE, inviter.orgId(), role, null, inviter.id(), clock.instant(), INVITE_LIFETIME);
+        audit.recordForOrganisation(AuditLog.Actor.member(inviter.id()), inviter.orgId(), "member.invite", "invite", link.id(),
+                List.of("role"), Map.of("role", role.value(), "expires_at", link.expiresAt().toString()));
+        return link;
     }
 
     /** The unspent, unexpired link with this token, for the page that redeems it; empty otherwise. */
@@ -90,7 +104,7 @@ public class MemberService {
         Instant now = clock.instant();
         return members.link(ApiKeys.hash(token), false)
                 .filter(l -> l.usedAt() == null && l.expiresAt().isAfter(now))
-                .map(l -> new MemberLink(l.kind(), l.orgId(), l.role(),
+                .map(l -> new MemberLink(l.id(), l.kind(), l.orgId(), l.role(),
                         l.memberId() == null ? null : members.byId(l.memberId()).orElse(null), token, l.expiresAt()));
     }
 
@@ -116,12 +130,16 @@ public class MemberService {
         if (link.kind() == MemberLink.Kind.SETUP) {
             memberId = link.memberId();
             members.setPassword(memberId, hash, now);
+            audit.recordForOrganisation(AuditLog.Actor.member(memberId), link.orgId(), "member.activate", "member", memberId,
+                    List.of("password"), Map.of("link", link.id().toString()));
         } else {
             String address = normalise(email);
             memberId = UUID.randomUUID();
             if (!members.insertMember(memberId, link.orgId(), address, link.role(), hash, now)) {
                 throw new Conflict("A member with the address " + address + " exists already");
             }
+            audit.recordForOrganisation(AuditLog.Actor.member(memberId), link.orgId(), "member.join", "member", memberId,
+                    List.of("email", "role"), Map.of("email", address, "role", link.role().value(), "invite", link.id().toString()));
         }
         members.spendLink(link.id(), now);
         return members.byId(memberId).orElseThrow();
@@ -186,6 +204,8 @@ public class MemberService {
             throw new Conflict("The organisation's last owner cannot be demoted: make another member an owner first");
         }
         members.setRole(target.id(), role, clock.instant());
+        audit.recordForOrganisation(AuditLog.Actor.member(actorId), target.orgId(), "member.role_change", "member", target.id(),
+                List.of("role"), Map.of("email", target.email(), "role_from", target.role().value(), "role_to", role.value()));
         return members.byId(target.id()).orElseThrow();
     }
 
@@ -205,6 +225,8 @@ public class MemberService {
             throw new Conflict("The organisation's last owner cannot be removed: make another member an owner first");
         }
         members.delete(target.id(), target.email());
+        audit.recordForOrganisation(AuditLog.Actor.member(actorId), target.orgId(), "member.remove", "member", target.id(),
+                List.of(), Map.of("email", target.email(), "role", target.role().value()));
         return target;
     }
 
@@ -249,9 +271,10 @@ public class MemberService {
                             Instant now, Duration lifetime) {
         String token = token();
         Instant expires = now.plus(lifetime);
-        members.insertLink(UUID.randomUUID(), kind, orgId, role, member == null ? null : member.id(),
+        UUID id = UUID.randomUUID();
+        members.insertLink(id, kind, orgId, role, member == null ? null : member.id(),
                 ApiKeys.hash(token), createdBy, now, expires);
-        return new MemberLink(kind, orgId, role, member, token, expires);
+        return new MemberLink(id, kind, orgId, role, member, token, expires);
     }
 
     private static String token() {

@@ -189,6 +189,12 @@ class DashboardTests extends DashboardTest {
         assertThat(link).startsWith("http://localhost:8080/dashboard/join?token=");
         String path = link.replaceFirst("^https?://[^/]+", "");
         String token = path.substring(path.indexOf("token=") + 6);
+        // the organisation's audit log names the CLI as the actor, the new member as the target
+        assertThat(jdbc.sql("""
+                        select actor || ' ' || action || ' ' || target_id || ' ' || (details ->> 'role') || ' ' || (details ->> 'email')
+                        from org_audit_log where org_id = :org and member_id is null""")
+                .param("org", org).query(String.class).list())
+                .containsExactly("cli member.add " + json.path("id").asString() + " owner " + email.toLowerCase());
         // only the token's hash is stored
         assertThat(jdbc.sql("select count(*) from member_links where encode(token_hash, 'escape') like :t")
                 .param("t", "%" + token + "%").query(Integer.class).single()).isZero();
@@ -211,6 +217,9 @@ class DashboardTests extends DashboardTest {
                 "token", token, "password", PASSWORD, "password_confirmation", PASSWORD));
         assertThat(set.statusCode()).isEqualTo(302);
         assertThat(DashboardClient.location(set)).isEqualTo("/dashboard/sign-in?joined");
+        assertThat(jdbc.sql("select action from org_audit_log where org_id = :org and actor = 'member' and member_id = :id")
+                .param("org", org).param("id", UUID.fromString(json.path("id").asString())).query(String.class).list())
+                .as("the member chose their password").containsExactly("member.activate");
         assertThat(DashboardClient.location(browser.signIn(email, PASSWORD))).isEqualTo("/dashboard");
         assertThat(browser.get("/dashboard/members").body()).contains(email.toLowerCase(), "owner");
 

@@ -13,6 +13,7 @@ import java.util.stream.Collectors;
 import org.apache.tomcat.util.http.InvalidParameterException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -24,6 +25,7 @@ import org.springframework.web.bind.MissingServletRequestParameterException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.NoHandlerFoundException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
 
@@ -37,6 +39,12 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
 class ApiExceptionHandler {
 
     private static final Logger log = LoggerFactory.getLogger(ApiExceptionHandler.class);
+
+    private final ObjectProvider<PathErrorPages> pages;
+
+    ApiExceptionHandler(ObjectProvider<PathErrorPages> pages) {
+        this.pages = pages;
+    }
 
     /** Thrown only by the request-path filters and interceptors of {@code platform.web}. */
     @ExceptionHandler(ApiException.class)
@@ -84,8 +92,18 @@ class ApiExceptionHandler {
                 "The query string could not be decoded: every % must be followed by two hex digits, and the text must be UTF-8", request);
     }
 
+    /**
+     * A path nothing serves: the API's JSON 404, except under a part with its own pages
+     * ({@link PathErrorPages}: an unknown {@code /dashboard} path is the dashboard's HTML 404 page).
+     */
     @ExceptionHandler({NoHandlerFoundException.class, NoResourceFoundException.class})
-    ResponseEntity<ErrorBody> noRoute(Exception e, HttpServletRequest request) {
+    Object noRoute(Exception e, HttpServletRequest request) {
+        String uri = request.getRequestURI();
+        String path = uri.startsWith(request.getContextPath()) ? uri.substring(request.getContextPath().length()) : uri;
+        for (PathErrorPages part : pages) {
+            ModelAndView page = part.page(path, 404);
+            if (page != null) return page;
+        }
         return error(ErrorCode.NOT_FOUND, "No route for " + request.getMethod() + " " + request.getRequestURI(), request);
     }
 

@@ -16,7 +16,8 @@ create table delivery_attempts (
     -- the attempt's number as the recipient counted it (a deferral repeats the number: it was given back)
     attempt         smallint    not null,
     -- retry: sent and failed transiently, tried again later; deferred: never sent (its provider's
-    -- circuit was open or its origin busy), put back without costing an attempt
+    -- circuit was open: an outage or a rate limit), put back without costing an attempt. The lane's
+    -- own gate giving a send back for want of room at its origin (origin_busy) is no attempt: no row
     outcome         text        not null check (outcome in ('retry', 'deferred')),
     -- a reason code (docs/api-decisions.md, "Delivery mapping")
     reason          text        not null,

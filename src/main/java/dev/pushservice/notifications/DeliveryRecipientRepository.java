@@ -171,13 +171,14 @@ class DeliveryRecipientRepository {
      * {@code d} (device), {@code k} (the attempt the outcome is of: the recipient's attempts as claimed),
      * {@code s} (new status), {@code e} (last error code), {@code t} (next attempt, for a retry),
      * {@code p} (provider message id), {@code u} (1: the attempt is given back, a deferred send),
-     * {@code h} (the provider's HTTP status, when known). A
+     * {@code o} ({@code retry} or {@code deferred}: the attempt did not end the recipient and is kept in its
+     * history; absent: it is not), {@code h} (the provider's HTTP status, when known). A
      * retry of a notification that is no longer processing (cancelled meanwhile) becomes cancelled. Only rows still claimed for that very attempt are touched, so the
      * same outcomes recorded again (a commit whose answer was lost) write nothing, even once the
      * recipient was claimed again for a later attempt.
      *
      * <p>The same statement writes a {@code delivery_attempts} row for each recipient it put back to
-     * {@code pending} (a retry or a deferral: an attempt that did not end it), from the rows it updated:
+     * {@code pending} with an {@code o} (a retry or a deferral: an attempt that did not end it), from the rows it updated:
      * no query per row, nothing written twice, and nothing at all for a chunk whose every recipient ended.
      *
      * @return the rows written
@@ -194,14 +195,13 @@ class DeliveryRecipientRepository {
                                 next_attempt_at = coalesce(v.t, r.next_attempt_at),
                                 provider_message_id = coalesce(v.p, r.provider_message_id),
                                 updated_at = :now
-                            from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text, u int, h int)
+                            from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text, u int, o text, h int)
                             where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending' and r.attempts = v.k
-                            returning r.notification_id, r.device_id, r.app_id, r.status, v.k, v.e, v.u, v.h),
+                            returning r.notification_id, r.device_id, r.app_id, r.status, v.k, v.e, v.o, v.h),
                         attempts as (
                             insert into delivery_attempts (notification_id, device_id, app_id, at, attempt, outcome, reason, http_status)
-                            select w.notification_id, w.device_id, w.app_id, :now, least(w.k, 32767),
-                                   case when w.u = 1 then 'deferred' else 'retry' end, w.e, w.h
-                            from written w where w.status = 'pending' and w.e is not null)
+                            select w.notification_id, w.device_id, w.app_id, :now, least(w.k, 32767), w.o, w.e, w.h
+                            from written w where w.status = 'pending' and w.o is not null and w.e is not null)
                         select notification_id, device_id from written""")
                 .param("rows", rows).param("now", ts(now))
                 .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))

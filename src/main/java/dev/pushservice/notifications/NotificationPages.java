@@ -239,8 +239,8 @@ public class NotificationPages {
 
     /**
      * An attempt that did not end its recipient ({@code delivery_attempts}): {@code outcome} {@code retry}
-     * (sent, failed transiently) or {@code deferred} (not sent: its provider's circuit was open or its
-     * origin busy); {@code reason} a reason code; {@code httpStatus} the provider's, when known.
+     * (sent, failed transiently) or {@code deferred} (not sent: its provider's circuit was open, for an
+     * outage or a rate limit); {@code reason} a reason code; {@code httpStatus} the provider's, when known.
      */
     public record RecipientAttempt(UUID deviceId, int attempt, Instant at, String outcome, String reason, Integer httpStatus) {
     }

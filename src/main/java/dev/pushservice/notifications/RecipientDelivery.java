@@ -321,6 +321,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             String providerId = null;
             boolean uncounted = false;
             Integer httpStatus = null;
+            // the attempt's entry in the recipient's history (delivery_attempts), for one that does not end it
+            String attempt = null;
             switch (o) {
                 case Accepted a -> {
                     status = States.ACCEPTED;
@@ -350,6 +352,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     error = x.reason();
                     retryAt = x.at();
                     httpStatus = x.httpStatus();
+                    attempt = "retry";
                 }
                 case Deferred x -> {
                     // never sent (its provider's circuit is open): the attempt its claim counted is given back
@@ -357,6 +360,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     error = x.reason();
                     retryAt = x.at();
                     uncounted = true;
+                    // waiting out the provider's outage or rate limit is history; the lane's own gate giving back
+                    // a send its origin has no room for (every poll interval of a large Web Push send) is not
+                    if (!DeliveryReasons.ORIGIN_BUSY.equals(x.reason())) attempt = "deferred";
                 }
                 case GaveUp x -> {
                     status = x.expired() ? States.EXPIRED : States.FAILED;
@@ -374,7 +380,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             if (r.handed() != null) {
                 // handed recipients are never capped (see handover): no slot to give back
                 handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId,
-                        States.PENDING.equals(status) ? (uncounted ? "deferred" : "retry") : null, httpStatus);
+                        attempt, httpStatus);
                 continue;
             }
             if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
@@ -382,6 +388,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     .put("k", r.attempts()).put("s", status).put("e", error).put("t", retryAt == null ? null : retryAt.toString())
                     .put("p", providerId);
             if (uncounted) row.put("u", 1);
+            if (attempt != null) row.put("o", attempt);
             if (httpStatus != null) row.put("h", httpStatus);
         }
         Recorded recorded = recipients.inTransaction(() -> {

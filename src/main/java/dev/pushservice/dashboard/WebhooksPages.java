@@ -136,7 +136,11 @@ class WebhooksPages {
         }
         model.addAttribute("webhook", webhook);
         model.addAttribute("form", form);
-        model.addAttribute("deliveries", webhooks.deliveries(app.id(), webhook.webhookId(), Forms.page(page)));
+        var deliveries = webhooks.deliveries(app.id(), webhook.webhookId(), Forms.page(page));
+        model.addAttribute("deliveries", deliveries);
+        // each delivery's earlier (failed, retried) attempts, for the page's deliveries in one read
+        model.addAttribute("attempts", webhooks.attempts(app.id(), webhook.webhookId(),
+                deliveries.data().stream().map(WebhookView.Delivery::deliveryId).toList()));
         return Forms.appPage(me, app, model, "webhook");
     }
 

@@ -54,11 +54,17 @@ public sealed interface DeliveryResult {
      * @param reason     a transient code
      * @param detail     what happened, short, never a token or a Web Push endpoint; may be null
      * @param retryAfter the provider's hint ({@code Retry-After}), or null
+     * @param httpStatus the provider's HTTP status when it answered one, or null (shown in the recipient's attempt history)
      */
-    record Failed(ReasonCode reason, String detail, Duration retryAfter) implements DeliveryResult {
+    record Failed(ReasonCode reason, String detail, Duration retryAfter, Integer httpStatus) implements DeliveryResult {
 
         public Failed {
             if (reason.permanent()) throw new IllegalArgumentException(reason + " is permanent: a Rejected, not a Failed");
+        }
+
+        /** Without an HTTP status (no answer, or a protocol without one). */
+        public Failed(ReasonCode reason, String detail, Duration retryAfter) {
+            this(reason, detail, retryAfter, null);
         }
 
         public Failed(ReasonCode reason, String detail) {

@@ -214,8 +214,15 @@ public interface DeliveryStore {
         }
     }
 
-    /** Failed transiently; send again at {@code at}. */
-    record Retry(Claimed recipient, String reason, Instant at) implements Outcome {
+    /**
+     * Failed transiently; send again at {@code at}. {@code httpStatus}: the provider's answer's, when it
+     * gave one (null: none, or unknown). Its attempt is kept in the recipient's attempt history.
+     */
+    record Retry(Claimed recipient, String reason, Instant at, Integer httpStatus) implements Outcome {
+
+        public Retry(Claimed recipient, String reason, Instant at) {
+            this(recipient, reason, at, null);
+        }
     }
 
     /**

@@ -470,7 +470,7 @@ final class Lane {
             if (error != null) {
                 // a broken provider contract: retried like a transient failure, never dropped
                 breakers.answered(send.circuit(), send.probe(), ProviderBreakers.Answer.NONE, null, null, clock.instant());
-                onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, send.expiresAt(), false, null);
+                onFailure(recipient, DeliveryReasons.PROVIDER_ERROR, null, send.expiresAt(), false, null, null);
             } else {
                 ProviderBreakers.Answer kind = ProviderBreakers.classify(result);
                 Instant openUntil = breakers.answered(send.circuit(), send.probe(), send.prioritized(), kind,
@@ -524,17 +524,19 @@ final class Lane {
                 // least its Retry-After or the rate-limit backoff (60 s), the pause left as it was
                 Duration retryAfter = prioritized && kind == ProviderBreakers.Answer.RATE_LIMITED && f.retryAfter() == null
                         ? breakers.properties().rateLimitBackoff() : f.retryAfter();
-                onFailure(recipient, f.reason().code(), retryAfter, expiresAt, kind != ProviderBreakers.Answer.NONE, openUntil);
+                onFailure(recipient, f.reason().code(), retryAfter, expiresAt, kind != ProviderBreakers.Answer.NONE, openUntil,
+                        f.httpStatus());
             }
         }
     }
 
     /**
      * {@code down}: the failure says the provider is down or limits us, so it is retried until the TTL
-     * whatever the attempts, and not before its circuit's {@code openUntil} (null: closed).
+     * whatever the attempts, and not before its circuit's {@code openUntil} (null: closed). {@code httpStatus}: the
+     * provider's, when known (kept with a retry's attempt).
      */
     private void onFailure(DeliveryStore.Claimed recipient, String reason, java.time.Duration retryAfter, Instant expiresAt,
-                           boolean down, Instant openUntil) {
+                           boolean down, Instant openUntil, Integer httpStatus) {
         Instant now = clock.instant();
         RetryBackoff.Decision decision = down ? backoff.whileDown(recipient.attempts(), retryAfter, now, expiresAt)
                 : backoff.after(recipient.attempts(), retryAfter, now, expiresAt);
@@ -543,7 +545,7 @@ final class Lane {
         }
         switch (decision) {
             case RetryBackoff.Retry retry -> finish(recipient,
-                    new DeliveryStore.Retry(recipient, reason, retry.at()), "retried", reason);
+                    new DeliveryStore.Retry(recipient, reason, retry.at(), httpStatus), "retried", reason);
             case RetryBackoff.GiveUp giveUp -> finish(recipient,
                     new DeliveryStore.GaveUp(recipient, reason, giveUp.reason()),
                     giveUp.reason().equals(RetryBackoff.EXPIRED) ? "expired" : "dead_lettered", reason);

@@ -170,27 +170,39 @@ class DeliveryRecipientRepository {
      * Records outcomes of claimed recipients: {@code rows} is a JSON array of {@code n} (notification),
      * {@code d} (device), {@code k} (the attempt the outcome is of: the recipient's attempts as claimed),
      * {@code s} (new status), {@code e} (last error code), {@code t} (next attempt, for a retry),
-     * {@code p} (provider message id), {@code u} (1: the attempt is given back, a deferred send). A
+     * {@code p} (provider message id), {@code u} (1: the attempt is given back, a deferred send),
+     * {@code o} ({@code retry} or {@code deferred}: the attempt did not end the recipient and is kept in its
+     * history; absent: it is not), {@code h} (the provider's HTTP status, when known). A
      * retry of a notification that is no longer processing (cancelled meanwhile) becomes cancelled. Only rows still claimed for that very attempt are touched, so the
      * same outcomes recorded again (a commit whose answer was lost) write nothing, even once the
      * recipient was claimed again for a later attempt.
+     *
+     * <p>The same statement writes a {@code delivery_attempts} row for each recipient it put back to
+     * {@code pending} with an {@code o} (a retry or a deferral: an attempt that did not end it), from the rows it updated:
+     * no query per row, nothing written twice, and nothing at all for a chunk whose every recipient ended.
      *
      * @return the rows written
      */
     List<Written> record(String rows, Instant now) {
         return jdbc.sql("""
-                        update notification_recipients r
-                        set status = case when v.s = 'pending'
-                                               and (select n.status from notifications n where n.id = v.n) <> 'processing'
-                                          then 'cancelled' else v.s end,
-                            last_error = v.e,
-                            attempts = r.attempts - coalesce(v.u, 0),
-                            next_attempt_at = coalesce(v.t, r.next_attempt_at),
-                            provider_message_id = coalesce(v.p, r.provider_message_id),
-                            updated_at = :now
-                        from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text, u int)
-                        where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending' and r.attempts = v.k
-                        returning r.notification_id, r.device_id""")
+                        with written as (
+                            update notification_recipients r
+                            set status = case when v.s = 'pending'
+                                                   and (select n.status from notifications n where n.id = v.n) <> 'processing'
+                                              then 'cancelled' else v.s end,
+                                last_error = v.e,
+                                attempts = r.attempts - coalesce(v.u, 0),
+                                next_attempt_at = coalesce(v.t, r.next_attempt_at),
+                                provider_message_id = coalesce(v.p, r.provider_message_id),
+                                updated_at = :now
+                            from jsonb_to_recordset(cast(:rows as jsonb)) as v(n uuid, d uuid, k int, s text, e text, t timestamptz, p text, u int, o text, h int)
+                            where r.notification_id = v.n and r.device_id = v.d and r.status = 'sending' and r.attempts = v.k
+                            returning r.notification_id, r.device_id, r.app_id, r.status, v.k, v.e, v.o, v.h),
+                        attempts as (
+                            insert into delivery_attempts (notification_id, device_id, app_id, at, attempt, outcome, reason, http_status)
+                            select w.notification_id, w.device_id, w.app_id, :now, least(w.k, 32767), w.o, w.e, w.h
+                            from written w where w.status = 'pending' and w.o is not null and w.e is not null)
+                        select notification_id, device_id from written""")
                 .param("rows", rows).param("now", ts(now))
                 .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))
                 .list();
@@ -212,6 +224,8 @@ class DeliveryRecipientRepository {
         private final List<String> errors;
         private final List<String> retryAts;
         private final List<String> providerIds;
+        private final List<String> attemptOutcomes;
+        private final List<String> httpStatuses;
 
         HandedRows(int capacity) {
             handovers = new ArrayList<>(capacity);
@@ -224,10 +238,17 @@ class DeliveryRecipientRepository {
             errors = new ArrayList<>(capacity);
             retryAts = new ArrayList<>(capacity);
             providerIds = new ArrayList<>(capacity);
+            attemptOutcomes = new ArrayList<>(capacity);
+            httpStatuses = new ArrayList<>(capacity);
         }
 
-        /** A handed recipient's outcome: its new {@code status}, reason code, retry time and provider message id (each may be null). */
-        void add(Claimed r, String status, String error, Instant retryAt, String providerId) {
+        /**
+         * A handed recipient's outcome: its new {@code status}, reason code, retry time and provider message id (each may be
+         * null); {@code attemptOutcome}: {@code retry} or {@code deferred} for an attempt that did not end it (its
+         * {@code delivery_attempts} row), else null; {@code httpStatus}: the provider's, when known.
+         */
+        void add(Claimed r, String status, String error, Instant retryAt, String providerId, String attemptOutcome,
+                 Integer httpStatus) {
             handovers.add(Long.toString(r.handed().handover()));
             devices.add(r.deviceId().toString());
             platforms.add(r.platform().value());
@@ -238,6 +259,8 @@ class DeliveryRecipientRepository {
             errors.add(error);
             retryAts.add(retryAt == null ? null : retryAt.toString());
             providerIds.add(providerId);
+            attemptOutcomes.add(attemptOutcome);
+            httpStatuses.add(httpStatus == null ? null : httpStatus.toString());
         }
 
         boolean isEmpty() {
@@ -262,7 +285,8 @@ class DeliveryRecipientRepository {
      * listed is recorded) is not inserted, and neither is one that has a row already: a handed outcome
      * is its first attempt's, and a row means that attempt was recorded (this outcome recorded once
      * before) or given to the claim. A retry of a notification that is no longer processing becomes
-     * cancelled.
+     * cancelled. A row inserted {@code pending} (a retry or deferral) gets its {@code delivery_attempts}
+     * row from the same statement, as in {@link #record}.
      *
      * @return the rows inserted
      */
@@ -277,8 +301,8 @@ class DeliveryRecipientRepository {
                             select * from unnest(cast(:h as bigint[]), cast(:d as uuid[]), cast(:pl as text[]),
                                                  cast(:u as uuid[]), cast(:x as text[]), cast(:k as int[]),
                                                  cast(:s as text[]), cast(:e as text[]), cast(:t as timestamptz[]),
-                                                 cast(:p as text[]))
-                                as v(h, d, pl, u, x, k, s, e, t, p)),
+                                                 cast(:p as text[]), cast(:o as text[]), cast(:hs as int[]))
+                                as v(h, d, pl, u, x, k, s, e, t, p, o, hs)),
                         ins as (
                             insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
                                 external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
@@ -291,7 +315,15 @@ class DeliveryRecipientRepository {
                                    case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
                             from v join notification_handovers o on o.id = v.h
                             on conflict (notification_id, device_id) do nothing
-                            returning notification_id, device_id),
+                            returning notification_id, device_id, app_id, status, attempts, last_error),
+                        attempts as (
+                            insert into delivery_attempts (notification_id, device_id, app_id, at, attempt, outcome, reason, http_status)
+                            select ins.notification_id, ins.device_id, ins.app_id, :now,
+                                   least(ins.attempts + case when v.o = 'deferred' then 1 else 0 end, 32767), v.o, ins.last_error, v.hs
+                            from ins
+                            join v on v.d = ins.device_id
+                            join notification_handovers o on o.id = v.h and o.notification_id = ins.notification_id
+                            where ins.status = 'pending' and v.o is not null and ins.last_error is not null),
                         c as (select v.h, count(*) as n from ins
                               join v on v.d = ins.device_id
                               join notification_handovers o on o.id = v.h and o.notification_id = ins.notification_id
@@ -306,6 +338,7 @@ class DeliveryRecipientRepository {
                 .param("x", HandedRows.array(rows.externalUserIds)).param("k", HandedRows.array(rows.attempts))
                 .param("s", HandedRows.array(rows.statuses)).param("e", HandedRows.array(rows.errors))
                 .param("t", HandedRows.array(rows.retryAts)).param("p", HandedRows.array(rows.providerIds))
+                .param("o", HandedRows.array(rows.attemptOutcomes)).param("hs", HandedRows.array(rows.httpStatuses))
                 .param("now", ts(now))
                 .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))
                 .list();

@@ -228,26 +228,38 @@ public class NotificationPages {
     // --- one recipient -----------------------------------------------------------------------------
 
     /**
-     * What is stored about one device's delivery of a notification. Attempts are not stored one by
-     * one: {@code attempts} counts them, {@code lastError} is the last answer's reason code (null after
-     * an acceptance), {@code updatedAt} when the last one was recorded.
+     * What is stored about one device's delivery of a notification, its last attempt included:
+     * {@code attempts} counts them, {@code lastError} is the last answer's reason code (null after an
+     * acceptance), {@code updatedAt} when the last one was recorded. The attempts before it that did not
+     * end the recipient are {@link RecipientAttempt}s.
      */
     public record RecipientState(UUID deviceId, String platform, String externalUserId, String status, int attempts,
                                  String lastError, String providerMessageId, Instant dueAt, Instant updatedAt, Instant expiresAt) {
+    }
+
+    /**
+     * An attempt that did not end its recipient ({@code delivery_attempts}): {@code outcome} {@code retry}
+     * (sent, failed transiently) or {@code deferred} (not sent: its provider's circuit was open, for an
+     * outage or a rate limit); {@code reason} a reason code; {@code httpStatus} the provider's, when known.
+     */
+    public record RecipientAttempt(UUID deviceId, int attempt, Instant at, String outcome, String reason, Integer httpStatus) {
     }
 
     /** An engagement event of a recipient for this notification. */
     public record RecipientEvent(UUID deviceId, String eventType, String eventName, Instant occurredAt, Instant receivedAt) {
     }
 
-    /** @param recipients the device's row, or the user's devices' rows (at most {@link NotificationReportRepository#RECIPIENT_LIMIT}) */
-    public record RecipientTimeline(List<RecipientState> recipients, List<RecipientEvent> events) {
+    /**
+     * @param recipients the device's row, or the user's devices' rows (at most {@link NotificationReportRepository#RECIPIENT_LIMIT})
+     * @param attempts their attempts before the last, oldest first (at most {@link NotificationReportRepository#ATTEMPT_LIMIT})
+     */
+    public record RecipientTimeline(List<RecipientState> recipients, List<RecipientAttempt> attempts, List<RecipientEvent> events) {
     }
 
     /**
      * The recipient rows of a device, or of a user's devices (by {@code external_user_id}, as the
-     * recipients were made or as the user's devices are now), and their events for this notification.
-     * Three statements whatever the audience's size.
+     * recipients were made or as the user's devices are now), their earlier attempts, and their events
+     * for this notification. Four statements whatever the audience's size.
      *
      * @throws NotFound the notification is unknown or another app's
      */
@@ -259,7 +271,8 @@ public class NotificationPages {
         }
         List<RecipientState> rows = reports.recipients(appId, id, deviceId, deviceId == null ? externalUserId : null);
         List<UUID> devices = rows.stream().map(RecipientState::deviceId).toList();
+        List<RecipientAttempt> attempts = devices.isEmpty() ? List.of() : reports.recipientAttempts(appId, id, devices);
         List<RecipientEvent> events = devices.isEmpty() ? List.of() : reports.recipientEvents(appId, id, devices);
-        return new RecipientTimeline(rows, events);
+        return new RecipientTimeline(rows, attempts, events);
     }
 }

@@ -28,6 +28,8 @@ class NotificationReportRepository {
 
     /** Most recipient rows the per-recipient page reads for one user (their devices). */
     static final int RECIPIENT_LIMIT = 50;
+    /** Most earlier attempts the per-recipient page reads. */
+    static final int ATTEMPT_LIMIT = 200;
     /** Most events the per-recipient page reads. */
     static final int EVENT_LIMIT = 200;
     /** The event types the report counts. */
@@ -180,6 +182,22 @@ class NotificationReportRepository {
         var statement = jdbc.sql(sql).param("app", appId).param("id", id);
         statement = deviceId != null ? statement.param("device", deviceId) : statement.param("user", externalUserId);
         return statement.query(this::state).list();
+    }
+
+    /**
+     * The attempts of these devices' recipients that did not end them ({@code delivery_attempts}), oldest
+     * first, at most {@link #ATTEMPT_LIMIT}; read through the recipient index (notification, device, time).
+     */
+    List<NotificationPages.RecipientAttempt> recipientAttempts(UUID appId, UUID id, List<UUID> devices) {
+        return jdbc.sql("""
+                        select device_id, attempt, at, outcome, reason, http_status from delivery_attempts
+                        where notification_id = :id and device_id in (:devices) and app_id = :app
+                        order by at, attempt limit :limit""")
+                .param("app", appId).param("id", id).param("devices", devices).param("limit", ATTEMPT_LIMIT)
+                .query((rs, n) -> new NotificationPages.RecipientAttempt(rs.getObject("device_id", UUID.class),
+                        rs.getInt("attempt"), instant(rs, "at"), rs.getString("outcome"), rs.getString("reason"),
+                        (Integer) rs.getObject("http_status")))
+                .list();
     }
 
     /** The events of these devices for the notification, oldest first, at most {@link #EVENT_LIMIT}. */

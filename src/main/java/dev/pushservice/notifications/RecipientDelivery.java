@@ -53,7 +53,9 @@ import tools.jackson.databind.node.ObjectNode;
  * with the lease end in {@code next_attempt_at} and the attempt counted, in one statement that also
  * reads the device token and the frozen render values. Recording: one {@code UPDATE … FROM
  * jsonb_to_recordset} per chunk for every outcome, of rows still claimed for that attempt, and one
- * insert for handed recipients that have no row yet: recording a batch again writes nothing twice. A
+ * insert for handed recipients that have no row yet: recording a batch again writes nothing twice. Each
+ * of those statements also keeps the attempts that did not end their recipient (retries, deferrals) in
+ * {@code delivery_attempts}, from the rows it wrote: the recipient timeline's history. A
  * retry of a notification cancelled meanwhile becomes {@code cancelled}. After the commit, each step on
  * its own and never failing the recording: devices with dead tokens are invalidated through
  * {@link DeviceInvalidation} (only if registered before the provider's invalidation time, or
@@ -318,6 +320,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             Instant retryAt = null;
             String providerId = null;
             boolean uncounted = false;
+            Integer httpStatus = null;
+            // the attempt's entry in the recipient's history (delivery_attempts), for one that does not end it
+            String attempt = null;
             switch (o) {
                 case Accepted a -> {
                     status = States.ACCEPTED;
@@ -346,6 +351,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     status = States.PENDING;
                     error = x.reason();
                     retryAt = x.at();
+                    httpStatus = x.httpStatus();
+                    attempt = "retry";
                 }
                 case Deferred x -> {
                     // never sent (its provider's circuit is open): the attempt its claim counted is given back
@@ -353,6 +360,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     error = x.reason();
                     retryAt = x.at();
                     uncounted = true;
+                    // waiting out the provider's outage or rate limit is history; the lane's own gate giving back
+                    // a send its origin has no room for (every poll interval of a large Web Push send) is not
+                    if (!DeliveryReasons.ORIGIN_BUSY.equals(x.reason())) attempt = "deferred";
                 }
                 case GaveUp x -> {
                     status = x.expired() ? States.EXPIRED : States.FAILED;
@@ -369,7 +379,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             }
             if (r.handed() != null) {
                 // handed recipients are never capped (see handover): no slot to give back
-                handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId);
+                handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId,
+                        attempt, httpStatus);
                 continue;
             }
             if (!(o instanceof Accepted)) unaccepted.addObject().put("n", r.notificationId().toString()).put("d", r.deviceId().toString());
@@ -377,6 +388,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     .put("k", r.attempts()).put("s", status).put("e", error).put("t", retryAt == null ? null : retryAt.toString())
                     .put("p", providerId);
             if (uncounted) row.put("u", 1);
+            if (attempt != null) row.put("o", attempt);
+            if (httpStatus != null) row.put("h", httpStatus);
         }
         Recorded recorded = recipients.inTransaction(() -> {
             Set<DeliveryRecipientRepository.Written> written = new HashSet<>();

@@ -342,17 +342,26 @@ class WebhookRepository {
         }
     }
 
-    /** Records finished attempts in one statement. */
+    /**
+     * Records finished attempts in one statement. A failed attempt whose retry is scheduled (its
+     * delivery stays {@code pending}) is also kept, by the same statement, in
+     * {@code webhook_delivery_attempts}: the delivery's row holds its last attempt only.
+     */
     void recordAttempts(List<Attempt> attempts) {
         if (attempts.isEmpty()) return;
         jdbc.sql("""
-                        update webhook_deliveries d set status = u.status, last_status_code = u.code, last_error = u.error,
-                               last_latency_ms = u.latency, last_attempt_at = u.at,
-                               next_attempt_at = coalesce(u.next, d.next_attempt_at)
-                        from unnest(cast(:ids as uuid[]), cast(:statuses as text[]), cast(:codes as int[]),
-                                    cast(:errors as text[]), cast(:latencies as int[]), cast(:ats as timestamptz[]),
-                                    cast(:nexts as timestamptz[])) as u(id, status, code, error, latency, at, next)
-                        where d.id = u.id""")
+                        with written as (
+                            update webhook_deliveries d set status = u.status, last_status_code = u.code, last_error = u.error,
+                                   last_latency_ms = u.latency, last_attempt_at = u.at,
+                                   next_attempt_at = coalesce(u.next, d.next_attempt_at)
+                            from unnest(cast(:ids as uuid[]), cast(:statuses as text[]), cast(:codes as int[]),
+                                        cast(:errors as text[]), cast(:latencies as int[]), cast(:ats as timestamptz[]),
+                                        cast(:nexts as timestamptz[])) as u(id, status, code, error, latency, at, next)
+                            where d.id = u.id
+                            returning d.id, d.attempts, u.status, u.code, u.error, u.latency, u.at)
+                        insert into webhook_delivery_attempts (delivery_id, at, attempt, status_code, error, latency_ms)
+                        select w.id, w.at, least(w.attempts, 32767), w.code, w.error, w.latency
+                        from written w where w.status = 'pending'""")
                 .param("ids", array(attempts, a -> a.deliveryId().toString()))
                 .param("statuses", array(attempts, Attempt::status))
                 .param("codes", array(attempts, a -> a.statusCode() == null ? null : a.statusCode().toString()))
@@ -392,6 +401,31 @@ class WebhookRepository {
     void disable(UUID webhookId, String reason, Instant now) {
         jdbc.sql("update webhooks set enabled = false, disabled_reason = :reason, updated_at = :now where id = :id and enabled")
                 .param("id", webhookId).param("reason", reason).param("now", at(now)).update();
+    }
+
+    /** A failed attempt of a delivery that was retried ({@code webhook_delivery_attempts}). */
+    record AttemptRow(UUID deliveryId, int attempt, Instant at, Integer statusCode, String error, Integer latencyMs) {
+    }
+
+    /**
+     * The retried attempts of these deliveries of the app's webhook, oldest first per delivery, in one
+     * statement (at most {@code perDelivery} of each: the oldest).
+     */
+    List<AttemptRow> attempts(UUID appId, UUID webhookId, List<UUID> deliveryIds, int perDelivery) {
+        if (deliveryIds.isEmpty()) return List.of();
+        return jdbc.sql("""
+                        select a.delivery_id, a.attempt, a.at, a.status_code, a.error, a.latency_ms
+                        from webhook_deliveries d
+                        cross join lateral (select * from webhook_delivery_attempts a
+                                            where a.delivery_id = d.id order by a.at, a.attempt limit :per) a
+                        where d.id = any(cast(:ids as uuid[])) and d.app_id = :app and d.webhook_id = :webhook
+                        order by a.delivery_id, a.at, a.attempt""")
+                .param("ids", deliveryIds.stream().map(UUID::toString).collect(Collectors.joining(",", "{", "}")))
+                .param("app", appId).param("webhook", webhookId).param("per", perDelivery)
+                .query((rs, n) -> new AttemptRow(rs.getObject("delivery_id", UUID.class), rs.getInt("attempt"),
+                        instant(rs, "at"), (Integer) rs.getObject("status_code"), rs.getString("error"),
+                        (Integer) rs.getObject("latency_ms")))
+                .list();
     }
 
     /** Newest first; {@code offset} rows skipped (pages are bounded by {@code PageRequest}). */

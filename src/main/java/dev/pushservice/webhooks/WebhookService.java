@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -177,6 +178,20 @@ public class WebhookService {
         webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
         return Page.of(webhooks.deliveries(appId, id, page.fetchSize(), page.offset()).stream()
                 .map(WebhookService::delivery).toList(), page);
+    }
+
+    /**
+     * The retried (failed, not last) attempts of these deliveries of the app's webhook, oldest first, by
+     * delivery; one statement. A delivery of another app or webhook has none.
+     */
+    @Transactional(readOnly = true)
+    public Map<UUID, List<WebhookView.Attempt>> attempts(UUID appId, UUID webhookId, List<UUID> deliveryIds) {
+        Map<UUID, List<WebhookView.Attempt>> byDelivery = new java.util.LinkedHashMap<>();
+        for (WebhookRepository.AttemptRow a : webhooks.attempts(appId, webhookId, deliveryIds, Schedule.MAX_ATTEMPTS)) {
+            byDelivery.computeIfAbsent(a.deliveryId(), k -> new ArrayList<>())
+                    .add(new WebhookView.Attempt(a.attempt(), a.at(), a.statusCode(), a.error(), a.latencyMs()));
+        }
+        return byDelivery;
     }
 
     private static WebhookView.Delivery delivery(WebhookRepository.DeliveryRow d) {

@@ -31,6 +31,14 @@ public record WebhookView(UUID webhookId, String url, String description, List<S
     public record Deliveries(UUID webhookId, List<Delivery> data) {
     }
 
+    /**
+     * A failed attempt of a delivery that was retried (the delivery's last attempt is the delivery itself):
+     * {@code statusCode} the endpoint's answer, or null with {@code error} saying why there was none
+     * ({@code timeout}, {@code connection_refused}, …); {@code error} is a short code, never a body.
+     */
+    public record Attempt(int attempt, Instant at, Integer statusCode, String error, Integer latencyMs) {
+    }
+
     WithSecret withSecret(String secret) {
         return new WithSecret(webhookId, url, description, events, enabled, disabledReason, createdAt, updatedAt, secret);
     }

@@ -1073,6 +1073,10 @@ class DeliveryTests extends PeerApiTest {
                 .query(Boolean.class).single()).as("the failed invalidation was tried again").isTrue();
         assertThat(jdbc.sql("select count(*) from lifecycle_events where kind = 'device.invalidated' and subject_id = :id")
                 .param("id", dead).query(Long.class).single()).isEqualTo(1);
+        assertThat(jdbc.sql("select device_id::text || ' ' || attempt || ' ' || outcome || ' ' || reason from delivery_attempts"
+                        + " where notification_id = :n").param("n", notification).query(String.class).list())
+                .as("the retried send's attempt, once though its batch was recorded twice; the ended ones have none")
+                .containsExactly(retried + " 1 retry provider_unavailable");
     }
 
     @Test
@@ -1096,6 +1100,46 @@ class DeliveryTests extends PeerApiTest {
 
         assertThat(jdbc.sql("select status || '/' || attempts from notification_recipients where notification_id = :n")
                 .param("n", notification).query(String.class).single()).isEqualTo("sending/2");
+    }
+
+    /**
+     * Attempt history: a claimed recipient's retry (with the provider's HTTP status) and a deferral for an
+     * outage or rate limit each get one {@code delivery_attempts} row, written by the recording itself and
+     * once though the batch is recorded again; the lane's own origin_busy give-back, an acceptance and a
+     * final refusal get none (the recipient's row is its last attempt).
+     */
+    @Test
+    void onlyAttemptsThatDidNotEndTheirRecipientAreKeptAndOnceEach() {
+        TestApp app = newApp();
+        UUID notification = UUID.randomUUID();
+        List<UUID> devices = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
+        for (UUID device : devices) {
+            jdbc.sql("""
+                            insert into notification_recipients (notification_id, device_id, app_id, platform, status, attempts,
+                                                                 next_attempt_at, due_at, updated_at)
+                            values (:n, :d, :app, 'android', 'sending', 1, now() + interval '2 minutes', now(), now())""")
+                    .param("n", notification).param("d", device).param("app", app.appId()).update();
+        }
+        List<DeliveryStore.Claimed> claimed = devices.stream().map(d -> new DeliveryStore.Claimed(notification, app.appId(), d,
+                Platform.ANDROID, "token", 1, new dev.pushservice.templates.Renderer.Values(null, null, null, null))).toList();
+        Instant later = clock.instant().plusSeconds(60);
+        List<DeliveryStore.Outcome> outcomes = List.of(
+                new DeliveryStore.Retry(claimed.get(0), "provider_unavailable", later, 503),
+                new DeliveryStore.Deferred(claimed.get(1), "rate_limited", later),
+                new DeliveryStore.Deferred(claimed.get(2), dev.pushservice.delivery.DeliveryReasons.ORIGIN_BUSY, later),
+                new DeliveryStore.Accepted(claimed.get(3), "fcm-1"),
+                new DeliveryStore.Rejected(claimed.get(4), "payload_invalid", false, null));
+
+        store.record(outcomes, clock.instant());
+        store.record(outcomes, clock.instant());
+
+        List<String> kept = jdbc.sql("""
+                        select device_id::text || ' ' || attempt || ' ' || outcome || ' ' || reason || ' '
+                               || coalesce(http_status::text, '-') || ' ' || (app_id = :app) from delivery_attempts
+                        where notification_id = :n order by outcome""")
+                .param("n", notification).param("app", app.appId()).query(String.class).list();
+        assertThat(kept).containsExactly(devices.get(1) + " 1 deferred rate_limited - true",
+                devices.get(0) + " 1 retry provider_unavailable 503 true");
     }
 
     /** Makes the notification look as a crash right after its last outcome's commit leaves it: processing, unfinished. */

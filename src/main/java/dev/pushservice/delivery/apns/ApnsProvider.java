@@ -324,7 +324,7 @@ public final class ApnsProvider implements PushProvider {
                     : status >= 500 ? ReasonCode.PROVIDER_UNAVAILABLE
                     : ReasonCode.PROVIDER_REJECTED;
         }
-        if (!code.permanent()) return new DeliveryResult.Failed(code, detail);
+        if (!code.permanent()) return new DeliveryResult.Failed(code, detail, null, status);
         Instant invalidatedAt = code.invalidatesToken() ? response.getTokenInvalidationTimestamp().orElse(null) : null;
         return new DeliveryResult.Rejected(code, detail, invalidatedAt);
     }

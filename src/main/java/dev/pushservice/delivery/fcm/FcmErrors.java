@@ -78,7 +78,7 @@ final class FcmErrors {
         };
         return reason.permanent()
                 ? new DeliveryResult.Rejected(reason, detail)
-                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(retryAfter, now));
+                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(retryAfter, now), status);
     }
 
     private static boolean mentionsToken(String message) {

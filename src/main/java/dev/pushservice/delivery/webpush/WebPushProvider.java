@@ -397,7 +397,7 @@ public final class WebPushProvider implements PushProvider {
         String detail = "HTTP " + status + explanation(response.body(), subscription);
         return reason.permanent()
                 ? new DeliveryResult.Rejected(reason, detail)
-                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(response.retryAfter(), clock.instant()));
+                : new DeliveryResult.Failed(reason, detail, RetryAfter.parse(response.retryAfter(), clock.instant()), status);
     }
 
     private static DeliveryResult transportFailure(Throwable error) {

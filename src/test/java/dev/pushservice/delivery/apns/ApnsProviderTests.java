@@ -188,7 +188,10 @@ class ApnsProviderTests {
         if (code.permanent()) {
             assertThat(result).isEqualTo(new DeliveryResult.Rejected(code, apnsReason));
         } else {
-            assertThat(result).isEqualTo(new DeliveryResult.Failed(code, apnsReason));
+            // a refusal the peer answered carries its HTTP status (kept in the recipient's attempt history)
+            assertThat(result).usingRecursiveComparison().ignoringFields("httpStatus")
+                    .isEqualTo(new DeliveryResult.Failed(code, apnsReason));
+            assertThat(((DeliveryResult.Failed) result).httpStatus()).isNotNull();
         }
     }
 

@@ -1,0 +1,34 @@
+-- Segment-triggered journeys enter users incrementally (issue 29 item 5). Until now each pass evaluated
+-- the whole segment in one statement per journey every minute, and a first activation inserted every
+-- member as an execution in that one statement. Now, per journey (see JourneyEntries):
+--
+-- * a walk visits the app's known users in bounded batches, in external_user_id order (the index
+--   users_app_external_idx), one statement and one transaction per batch; its cursor is stored here
+--   with the batch, so a walk cut short (a crash, a pass's batch budget) resumes where it stopped. A
+--   walk starts at activation, at a new journey version and at a new segment version (the generation
+--   changes), then again every push.journeys.segment-rescan-interval after the previous one ended;
+-- * between walks, each pass evaluates only the users changed since the last pass: known users
+--   created or updated (tags, locale, time zone: users.updated_at, the partial index below) and users
+--   with a device created since then (devices_app_created_idx).
+create table journey_segment_scans (
+    journey_id   uuid        primary key references journeys (id),
+    app_id       uuid        not null,
+    -- what the walk is of: the journey version and the segment version it applies
+    generation   text        not null,
+    -- the walk under way: users with an external_user_id above this one are still to visit ('' at the
+    -- start); null when no walk is under way
+    walk_after   text,
+    -- when the next walk starts (database time), while none is under way
+    next_walk_at timestamptz,
+    -- batch statements of the walk under way, or of the last one
+    walk_batches integer     not null default 0,
+    -- walks completed in this generation
+    walks        integer     not null default 0,
+    -- the next pass evaluates users changed at or after this time (database time)
+    changes_from timestamptz not null
+);
+
+-- Known users changed since a time, per app: what the passes between walks read. Partial: anonymous
+-- users (who never enter a journey) are never in it, so their inserts and updates (most registrations)
+-- pay nothing for it.
+create index users_app_updated_idx on users (app_id, updated_at) where external_user_id is not null;

@@ -26,10 +26,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <p>Segments: {@link #evaluateSegments} runs every {@code push.journeys.segment-entry-interval}
  * (the recurring task in {@link JourneySegmentSweep}) and, per active segment-triggered journey, moves
- * the journey's membership to the users the segment selects now, starting new members (one statement
- * per journey, see {@link JourneyEntryRepository#evaluateSegment}). Entry is therefore seen up to one
- * interval (plus the evaluation itself) after it happens; a user who enters and leaves between two
- * evaluations is not seen at all. Thread-safe.
+ * the journey's membership to what the segment selects now for bounded batches of users, starting new
+ * members: the users changed since the last pass, then, when one is under way or due, the next
+ * batches of a walk over every known user of the app (a walk starts at activation, at a new journey
+ * or segment version, then every {@code push.journeys.segment-rescan-interval}; its cursor is stored
+ * with each batch, so it resumes after a crash). No statement reads the whole segment. Thread-safe.
  */
 @Service
 class JourneyEntries {

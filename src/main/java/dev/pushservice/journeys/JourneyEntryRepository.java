@@ -13,10 +13,11 @@ import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Repository;
 
 /**
- * SQL of segment entries: which journeys start users by segment, and one statement per journey that
- * moves its segment membership to what the segment selects now and starts an execution for each new
- * member the reentry limit admits. Custom-event entries need no Java: V26's trigger on {@code events}
- * starts them in the event batch's own transaction.
+ * SQL of segment entries: which journeys start users by segment, where each one's entry stands
+ * ({@code journey_segment_scans}, V53), and the batch statements that move its segment membership to
+ * what the segment selects now for a bounded set of users and start an execution for each new member
+ * the reentry limit admits. Custom-event entries need no Java: V26's trigger on {@code events} starts
+ * them in the event batch's own transaction.
  */
 @Repository
 class JourneyEntryRepository {

@@ -32,3 +32,23 @@ create table journey_segment_scans (
 -- users (who never enter a journey) are never in it, so their inserts and updates (most registrations)
 -- pay nothing for it.
 create index users_app_updated_idx on users (app_id, updated_at) where external_user_id is not null;
+
+-- device.registered facts only for apps with an enabled webhook subscribed to them (issue 29 item 6,
+-- registrations slower than at e029d80). V16's trigger wrote one lifecycle_events row (and its three
+-- index entries) for every new device, which the webhook relay then read, whether or not any webhook
+-- could receive it; nothing but webhooks reads these facts. Now, as for engagement facts (V16) and
+-- journey facts (V33), an app without such a webhook pays one probe of webhooks_enabled_idx and no
+-- row. A webhook receives only facts recorded after its creation anyway; as with the other facts,
+-- one disabled when a device is registered never gets that device's fact.
+create or replace function devices_record_registered() returns trigger language plpgsql as $$
+begin
+    if exists (select 1 from webhooks w
+               where w.app_id = new.app_id and w.enabled
+                 and ('device.registered' = any(w.events) or '*' = any(w.events))) then
+        insert into lifecycle_events (app_id, kind, subject_id, payload, occurred_at)
+        values (new.app_id, 'device.registered', new.id,
+                jsonb_build_object('device_id', new.id, 'platform', new.platform), new.created_at);
+    end if;
+    return null;
+end;
+$$;

@@ -52,3 +52,20 @@ begin
     return null;
 end;
 $$;
+
+-- The active-device count (V2) queued a deferred trigger event for every update naming enabled or
+-- invalidated_at, which every re-registration does (it re-enables and clears the invalidation), and
+-- at commit called track_active_devices only to find that nothing changed (delta 0). Updates are
+-- now queued only when the device's activity changes; inserts and deletes as before. The count and
+-- the limit's check at commit are unchanged.
+drop trigger devices_active_count on devices;
+create constraint trigger devices_active_count
+    after insert or delete on devices
+    deferrable initially deferred
+    for each row execute function track_active_devices();
+create constraint trigger devices_active_count_changed
+    after update of enabled, invalidated_at on devices
+    deferrable initially deferred
+    for each row
+    when ((old.enabled and old.invalidated_at is null) is distinct from (new.enabled and new.invalidated_at is null))
+    execute function track_active_devices();

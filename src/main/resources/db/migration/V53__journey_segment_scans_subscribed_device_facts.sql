@@ -28,6 +28,13 @@ create table journey_segment_scans (
     changes_from timestamptz not null
 );
 
+-- A deleted user's memberships go with the user (the whole-segment statement used to drop them at
+-- the next evaluation; no batch visits a user that no longer exists).
+delete from journey_segment_members m where not exists (select 1 from users u where u.id = m.user_id);
+create index journey_segment_members_user_idx on journey_segment_members (user_id);
+alter table journey_segment_members add constraint journey_segment_members_user_fk
+    foreign key (user_id) references users (id) on delete cascade;
+
 -- Known users changed since a time, per app: what the passes between walks read. Partial: anonymous
 -- users (who never enter a journey) are never in it, so their inserts and updates (most registrations)
 -- pay nothing for it.

@@ -44,6 +44,12 @@ class JourneyEntries {
      */
     static final Duration LATE_COMMIT = Duration.ofSeconds(60);
 
+    /**
+     * Batches of changes a pass evaluates one by one; beyond, the walk starts again from the first
+     * user instead (each batch of changes reads every change since the last pass to find its users).
+     */
+    static final int CHANGE_BATCHES = 10;
+
     private final JourneyEntryRepository entries;
     private final SegmentService segments;
     private final FilterCompiler compiler;
@@ -124,7 +130,13 @@ class JourneyEntries {
         // stamped a change earlier and commit late; reading a change twice is harmless)
         Instant until = entries.databaseNow().minus(LATE_COMMIT);
         UUID after = new UUID(0, 0);
-        while (true) {
+        for (int batches = 0; ; batches++) {
+            if (batches == CHANGE_BATCHES) {
+                // a bulk change (an import of users, say): a walk sees them all at a bounded cost per
+                // statement, where reading the changes again for each further batch would not
+                entries.restartWalk(journey.id(), generation);
+                break;
+            }
             UUID from = after;
             JourneyEntryRepository.Batch b = batch(() -> entries.changesBatch(journey, changesFrom, from,
                     batchSize, compiler.compileForFew(journey.appId(), segment.filter(), "js"), clock.instant()));

@@ -89,6 +89,18 @@ class JourneyEntryRepository {
                 .update();
     }
 
+    /**
+     * Starts the generation's walk again from the first user, whether or not one is under way (more
+     * users changed than a pass evaluates one by one: the walk sees them all).
+     */
+    void restartWalk(UUID journey, String generation) {
+        jdbc.sql("""
+                        update journey_segment_scans set walk_after = '', walk_batches = 0
+                        where journey_id = :journey and generation = :generation""")
+                .param("journey", journey).param("generation", generation)
+                .update();
+    }
+
     /** The changes of the next pass are those at or after {@code from} (database time). */
     void changesFrom(UUID journey, String generation, Instant from) {
         jdbc.sql("update journey_segment_scans set changes_from = :from where journey_id = :journey and generation = :generation")
@@ -137,11 +149,7 @@ class JourneyEntryRepository {
                     where journey_id = :journey and generation = :generation and walk_after = :after
                       and exists (select 1 from live)
                     returning 1)
-                , gone as (
-                    -- at the walk's end: members whose user was deleted since (no batch visits them)
-                    delete from journey_segment_members m
-                    where m.journey_id = :journey and (select count(*) from batch) < :size and exists (select 1 from live)
-                      and not exists (select 1 from users u where u.id = m.user_id))""";
+                """;
         return evaluate(journey, batch, moved, segment, now, Map.of("generation", generation, "after", after, "size", size,
                 "rescan", rescan.toMillis() + " milliseconds"));
     }

@@ -28,7 +28,8 @@ need_wrk() {
   fi
 }
 
-# start_service PORT DATA_DIR [extra env assignments...]: starts the jar on the embedded PostgreSQL, waits until it answers.
+# start_service PORT DATA_DIR [extra env assignments...]: starts the jar on the embedded PostgreSQL, waits until it answers
+# (at most BENCH_START_TIMEOUT seconds, default 120).
 start_service() {
   local port=$1 data=$2; shift 2
   local java; java=$(find_java)
@@ -36,14 +37,14 @@ start_service() {
   env PORT="$port" PUSH_DATA_DIR="$data" PUSH_LOG_FORMAT=text "$@" \
     "$java" -jar "$ROOT/target/push-service.jar" >"$data/service.log" 2>&1 &
   SERVICE_PID=$!
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 "${BENCH_START_TIMEOUT:-120}"); do
     if curl -fs -o /dev/null "http://127.0.0.1:$port/openapi.yaml" || curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1" | grep -q 401; then
       return 0
     fi
     kill -0 "$SERVICE_PID" 2>/dev/null || { echo "service exited; see $data/service.log" >&2; tail -30 "$data/service.log" >&2; exit 1; }
     sleep 1
   done
-  echo "service did not start within 120 s" >&2; exit 1
+  echo "service did not start within ${BENCH_START_TIMEOUT:-120} s (BENCH_START_TIMEOUT)" >&2; exit 1
 }
 
 stop_service() {

@@ -28,9 +28,9 @@ import tools.jackson.databind.json.JsonMapper;
  * inserts a new device, with the user's tags, in one round trip. Claiming a staged migration record
  * takes a second call: the first reports the record, this class derives the device id and fills the
  * registration from it. The organisation's active-device limit is checked at commit by the database
- * (trigger {@code devices_active_count}), so it stays exact under concurrency. Two concurrent
- * registrations of one new token: one inserts, the other's insert meets the conflict and refreshes
- * that device, so exactly one device exists. When the app verifies identities, a registration that
+ * (triggers {@code devices_active_count} and {@code devices_active_count_changed}), so it stays
+ * exact under concurrency. Two concurrent registrations of one new token: one inserts, the other's
+ * insert meets the conflict and refreshes that device, so exactly one device exists. When the app verifies identities, a registration that
  * names an {@code external_user_id} must prove it with an {@code identity_token} before anything is stored.
  */
 @Service

@@ -12,8 +12,9 @@ import org.springframework.context.annotation.Configuration;
  * The recurring task {@value #SWEEP} (role {@code scheduler}, see {@code platform/jobs}): evaluates
  * segment-triggered journeys ({@link JourneyEntries#evaluateSegments}) every
  * {@code push.journeys.segment-entry-interval} (default 60 s, at least 1 s) after the previous run ended.
- * One scheduler instance runs it at a time. Evaluating is a query over the segment's devices per
- * journey, so the interval trades entry delay against database load.
+ * One scheduler instance runs it at a time. A pass evaluates, per journey, the users changed since
+ * the previous pass and the next batches of a walk when one is under way, so the interval trades
+ * entry delay against the number of (small) statements.
  */
 @Configuration(proxyBeanMethods = false)
 class JourneySegmentSweep {

@@ -17,8 +17,8 @@
  *   <li>{@code reentry_limit} is enforced by one upsert on {@code journey_entries} in the transaction
  *       that starts the execution, so concurrent entries for one user cannot exceed it.</li>
  *   <li>Executions start in the transaction that makes them due: custom events through V26's statement
- *       trigger on {@code events} (in the event batch's transaction), segment entries in the periodic
- *       evaluation's statement ({@code JourneyEntries}); either way only for known users, and the
+ *       trigger on {@code events} (in the event batch's transaction), segment entries in the statement
+ *       of the batch of users that saw them ({@code JourneyEntries}); either way only for known users, and the
  *       worker is woken after the commit.</li>
  *   <li>Lifecycle facts ({@code journey.execution.started|completed|failed|cancelled},
  *       {@code journey.goal.reached}) commit with the change they describe: started where the row is

@@ -11,7 +11,7 @@
  * {@code record}; and two kinds
  * written by triggers (V16) so the hot paths keep their single statement: {@code device.registered}
  * (an AFTER INSERT row trigger on {@code devices}: fires only for a new device, never for a
- * refresh) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based
+ * refresh, and since V53 writes only for apps with an enabled webhook subscribed to it) and {@code event.<event_type>} (a statement trigger on {@code events}: one set-based
  * insert per batch, only for apps with an enabled webhook subscribed to the kind). Journey facts
  * ({@code journey.execution.*}, {@code journey.goal.reached}) are, like engagement facts, recorded
  * only for apps with such a webhook: {@code started} by V33's statement trigger on

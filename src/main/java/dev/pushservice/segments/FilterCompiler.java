@@ -89,7 +89,12 @@ public class FilterCompiler {
         /** {@code d.user_id in (select …)}: hashed in memory, probed only where needed (see the class comment) */
         HASHED,
         /** {@code LEFT JOIN (select …)}: probed for every device, but a hash join can spill to disk */
-        JOINED
+        JOINED,
+        /**
+         * {@code exists (select … where id = d.user_id …)}: one primary-key probe per device tested, no
+         * set built over the app's users; for statements that test a bounded batch of devices
+         */
+        PROBED
     }
 
     /**
@@ -132,6 +137,15 @@ public class FilterCompiler {
     public Compiled compile(UUID appId, Filter filter, String prefix) {
         UserSets userSets = usesUsers(filter) && segments.estimatedUsers() > HASHED_USERS_LIMIT ? UserSets.JOINED : UserSets.HASHED;
         return compile(appId, filter, prefix, userSets);
+    }
+
+    /**
+     * {@link #compile(UUID, Filter, String)} for a statement that tests only a bounded set of devices (a
+     * batch of users, say): each condition on the device's user is a probe of that user's row, so the
+     * statement's cost follows the devices it tests, never the app's number of users.
+     */
+    public Compiled compileForFew(UUID appId, Filter filter, String prefix) {
+        return compile(appId, filter, prefix, UserSets.PROBED);
     }
 
     /** {@link #compile(UUID, Filter, String)} with the user-set form chosen by the caller (tests run both). */
@@ -308,6 +322,7 @@ public class FilterCompiler {
             String set = "select " + u + ".id from users " + u + " where " + u + ".app_id = " + appParam + " and " + predicate.apply(u);
             return switch (userSets) {
                 case HASHED -> "d.user_id in (" + set + ")";
+                case PROBED -> "exists (" + set + " and " + u + ".id = d.user_id)";
                 case JOINED -> {
                     String s = prefix + "_s" + n;
                     joins.add("left join (" + set + ") " + s + " on " + s + ".id = d.user_id");

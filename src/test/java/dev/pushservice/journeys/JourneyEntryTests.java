@@ -230,7 +230,74 @@ class JourneyEntryTests extends ApiTest {
         assertThat(executions(journey)).extracting(Execution::userId).containsExactly(ada.userId());
     }
 
+    @Test
+    void aLargeSegmentEntersInBatchesEveryUserExactlyOnce() {
+        TestApp app = newApp();
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"ios\",\"filter\":{\"field\":\"platform\",\"operator\":\"eq\",\"value\":\"ios\"}}");
+        assertThat(segment.status()).as(segment.toString()).isEqualTo(201);
+        List<UUID> users = new ArrayList<>();
+        for (int i = 0; i < 70; i++) users.add(device(app, "user-" + i).userId());
+        device(app, null); // anonymous: never walked, never entered
+        UUID journey = segmentJourney(app, "active", 1, UUID.fromString(segment.json().path("segment_id").asString()));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> executions(journey).size() == 70);
+        // a walk is 4 statements of at most 20 users (the tests' batch size): 20, 20, 20, 10
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                .until(() -> scan(journey).equals(new Scan(null, 4)));
+        // walks again and again (every pass in tests) start no one twice
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> executions(journey).size() == 70);
+        assertThat(executions(journey)).extracting(Execution::userId).containsExactlyInAnyOrderElementsOf(users);
+        assertThat(walks(journey)).isGreaterThan(1);
+    }
+
+    @Test
+    void betweenWalksAUserWhoStartsMatchingEntersAtTheNextPass() {
+        TestApp app = newApp();
+        TestApi.Response segment = api.post("/v1/segments", app.serverKey(),
+                "{\"name\":\"gold\",\"filter\":{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"gold\"}}");
+        UUID segmentId = UUID.fromString(segment.json().path("segment_id").asString());
+        Device ada = device(app, "ada");
+        Device bob = device(app, "bob");
+        tags(app, "ada", "gold");
+        UUID journey = segmentJourney(app, "active", 5, segmentId);
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, ada.userId()));
+        // no walk for an hour: from now on a pass evaluates only the users changed since the last one
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> jdbc.sql("""
+                        update journey_segment_scans set next_walk_at = now() + interval '1 hour'
+                        where journey_id = :j and walk_after is null""").param("j", journey).update() == 1);
+        int walks = walks(journey);
+
+        tags(app, "bob", "gold"); // an updated user
+        Device cy = device(app, "cy"); // a new named user with a new device
+        tags(app, "cy", "gold");
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, bob.userId()) && member(journey, cy.userId()));
+        // leaving is seen the same way, and so is coming back (a new entry)
+        tags(app, "ada", "silver");
+        await().atMost(Duration.ofSeconds(30)).until(() -> !member(journey, ada.userId()));
+        tags(app, "ada", "gold");
+        await().atMost(Duration.ofSeconds(30)).until(() -> member(journey, ada.userId()));
+        assertThat(executions(journey)).extracting(Execution::userId)
+                .containsExactlyInAnyOrder(ada.userId(), ada.userId(), bob.userId(), cy.userId());
+        assertThat(scan(journey).walkAfter()).as("no walk under way").isNull();
+        assertThat(walks(journey)).as("no walk ran").isEqualTo(walks);
+    }
+
     // --- helpers
+
+    /** A journey's walk: its cursor (null when none is under way) and the statements it took so far. */
+    record Scan(String walkAfter, int walkBatches) {
+    }
+
+    Scan scan(UUID journey) {
+        return jdbc.sql("select walk_after, walk_batches from journey_segment_scans where journey_id = :j")
+                .param("j", journey).query((rs, n) -> new Scan(rs.getString(1), rs.getInt(2))).optional().orElse(new Scan("", -1));
+    }
+
+    int walks(UUID journey) {
+        return jdbc.sql("select walks from journey_segment_scans where journey_id = :j").param("j", journey)
+                .query(Integer.class).single();
+    }
 
     record Device(UUID id, UUID userId) {
     }

@@ -129,7 +129,7 @@ class SegmentAudienceSemanticsTests extends ApiTest {
     }
 
     /**
-     * Asserts that the API's estimate and the compiled SQL in both user-set forms count what the
+     * Asserts that the API's estimate and the compiled SQL in every user-set form count what the
      * documented semantics select in this population, and returns that count.
      */
     private long assertCountsAsDocumented(Population p, String json) {
@@ -139,9 +139,10 @@ class SegmentAudienceSemanticsTests extends ApiTest {
         assertThat(r.status()).as(json + " -> " + r).isEqualTo(200);
         long hashed = segments.countAudience(p.app().appId(), compiler.compile(p.app().appId(), filter, "sf", FilterCompiler.UserSets.HASHED));
         long joined = segments.countAudience(p.app().appId(), compiler.compile(p.app().appId(), filter, "sf", FilterCompiler.UserSets.JOINED));
+        long probed = segments.countAudience(p.app().appId(), compiler.compile(p.app().appId(), filter, "sf", FilterCompiler.UserSets.PROBED));
         Instant now = Instant.now();
         long expected = p.devices().stream().filter(d -> counted(d) && matches(filter, d, zone, now)).count();
-        assertThat(List.of(r.json().path("estimated_recipients").asLong(), hashed, joined)).as(json).containsOnly(expected);
+        assertThat(List.of(r.json().path("estimated_recipients").asLong(), hashed, joined, probed)).as(json).containsOnly(expected);
         return expected;
     }
 

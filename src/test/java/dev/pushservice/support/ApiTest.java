@@ -71,6 +71,9 @@ public abstract class ApiTest {
         registry.add("push.webhooks.trusted-ca-file", WEBHOOK_CA::toString);
         // segment-triggered journeys evaluated every second, so entry tests wait seconds, not a minute
         registry.add("push.journeys.segment-entry-interval", () -> "1s");
+        // small walk batches, so a few dozen users already span several; a walk again at every pass
+        registry.add("push.journeys.segment-batch-size", () -> "20");
+        registry.add("push.journeys.segment-rescan-interval", () -> "0s");
     }
 
     @org.junit.jupiter.api.BeforeEach

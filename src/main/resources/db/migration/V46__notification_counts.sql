@@ -13,8 +13,8 @@
 -- statements (a record and a recordHanded; a reclaim, a claim and a frequency-cap skip) would lock the
 -- same keys in different orders. V21's triggers keep locking only their delivery_daily_counts rows.
 -- A key's count is the sum of its rows; a recurring task folds the rows of unfinished notifications
--- into one per key (NotificationCounts), so a read sums a handful. Once a notification is terminal
--- with its summary and report stored, its rows are deleted: those are read from then on.
+-- into one per key (NotificationCounts), so a read sums a handful; the finishing that stores a
+-- notification's summary and report folds its rows a last time (reads use those from then on).
 create table notification_counts (
     notification_id uuid   not null,
     app_id          uuid   not null,

@@ -156,8 +156,8 @@ class NotificationRepository {
      * is stored in the same transaction): what the live report reads from the notification's counts
      * ({@link NotificationReportRepository#counted(JdbcClient, UUID, UUID, long)}), grouped by the
      * timeline bucket its send from {@code start} to {@code end} gets, then one keyed update; then its
-     * counts are deleted (the summary and these figures are read from now on). Once per finished
-     * notification, never per recipient; a notification with figures keeps them.
+     * counts are folded into a row per key for good. Once per finished notification, never per
+     * recipient; a notification with figures keeps them.
      */
     void storeReport(UUID appId, UUID id, Instant start, Instant end) {
         long bucket = NotificationPages.bucket(start, end);
@@ -165,9 +165,9 @@ class NotificationRepository {
         jdbc.sql("update notifications set report = cast(:report as jsonb) where app_id = :app and id = :id and report is null")
                 .param("report", json.writeValueAsString(NotificationReportRepository.toJson(outcomes, bucket)))
                 .param("app", appId).param("id", id).update();
-        // its summary and report are stored: its counts are read from those from now on
-        jdbc.sql("delete from notification_counts where notification_id = :id").param("id", id).update();
-        jdbc.sql("delete from notification_accepted_counts where notification_id = :id").param("id", id).update();
+        // its summary and report are read from now on: its counts are folded once more, so they end as a
+        // row per key (the recurring fold looks at unfinished notifications only)
+        foldCounts(List.of(id));
     }
 
     /** A draft that became due and is queued now. */
@@ -653,8 +653,7 @@ class NotificationRepository {
      * (recipients handed over and not recorded yet count as {@code sending}), read from the counts the
      * database keeps (V46 {@code notification_counts}): a sum of a handful of rows per notification,
      * never a read of its recipients. Exact in the caller's snapshot: the counts change in the
-     * transactions that change the rows. For notifications without a summary (a terminal notification's
-     * counts are deleted once its summary and report are stored).
+     * transactions that change the rows.
      */
     List<Count> counts(UUID appId, Collection<UUID> ids) {
         if (ids.isEmpty()) return List.of();

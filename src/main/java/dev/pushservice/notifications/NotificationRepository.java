@@ -25,7 +25,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * SQL for notifications, their recipients and the audience they select. Every statement filters by
  * app. Reads {@code devices} and {@code users} (never writes them) for the set-based audience SQL,
- * as {@link FilterCompiler} does for segments.
+ * as {@link FilterCompiler} does for segments. Its page inserts make recipient rows with no attempt
+ * counted and, when pending, no reason: V46's counts tell the row of a handed recipient (inserted by
+ * {@link DeliveryRecipientRepository#recordHanded} and the handover sweeps) by its attempt or reason.
  */
 @Repository
 class NotificationRepository {

@@ -87,9 +87,9 @@ class NotificationCountsTests extends PeerApiTest {
         assertThat(done.path("accepted_count").asLong()).isEqualTo(47);
         assertThat(done.path("counts").path("invalid_token").asLong()).isEqualTo(6);
         assertThat(countMismatches(jdbc, List.of(app.appId()))).isEmpty();
-        // the finishing folded them: a row per key
+        // the finishing folded them: a row per key (two when the recurring fold held some at that moment)
         assertThat(jdbc.sql("""
-                        select count(*) = count(distinct (platform, status, reason)) from notification_counts
+                        select count(*) <= 2 * count(distinct (platform, status, reason)) from notification_counts
                         where notification_id = cast(:id as uuid)""").param("id", id).query(Boolean.class).single()).isTrue();
     }
 
@@ -135,10 +135,11 @@ class NotificationCountsTests extends PeerApiTest {
             assertThat(counted.total().failed()).isEqualTo(reportFailed + 7);
             assertThat(counted.failures()).anyMatch(r -> r.reason().equals("bad_device_token") && r.total() == 7);
         } finally {
+            // taken back as a statement would (the fold may have summed them into other rows meanwhile)
             jdbc.sql("""
-                            delete from notification_counts
-                            where notification_id = :id and (status, count) in (('accepted', 1000), ('failed', 7))""")
-                    .param("id", notification).update();
+                            insert into notification_counts (notification_id, app_id, platform, status, reason, count)
+                            values (:id, :app, 'ios', 'accepted', null, -1000), (:id, :app, 'ios', 'failed', 'bad_device_token', -7)""")
+                    .param("id", notification).param("app", app.appId()).update();
         }
     }
 

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.delivery.fcm.LocalFcmServer;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
-import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestTokens;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,16 +95,16 @@ class NotificationCountsTests extends PeerApiTest {
     /**
      * {@code GET /v1/notifications/{id}}, the list and the report page of a running notification read
      * the kept counts, not the recipient rows: a count added to them (and to nothing else) shows in
-     * all three. Its recipients wait for their throttle slots, so it stays processing.
+     * all three. Its recipients wait for their local delivery time, hours away, so it stays processing.
      */
     @Test
     void theReadsOfARunningNotificationComeFromTheCountsNotTheRecipientRows() throws Exception {
         TestApp app = newApp();
         credentials(app);
-        TestApi.Response settings = api.patch("/v1/app/settings", app.serverKey(), "{\"throttle_per_minute\":1}");
-        assertThat(settings.status()).as(settings.toString()).isEqualTo(200);
-        for (int i = 0; i < 4; i++) register(app, "ios", TestTokens.apns(), "");
-        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"}}");
+        for (int i = 0; i < 4; i++) register(app, "ios", TestTokens.apns(), ",\"timezone\":\"UTC\"");
+        String local = java.time.Instant.now().plus(java.time.Duration.ofHours(6)).toString().substring(11, 16);
+        String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"local_delivery_time\":\"" + local
+                + "\",\"target\":{\"type\":\"all\"}}");
         await().atMost(WAIT).until(() -> summary(app, id).path("recipient_count").asLong() == 4);
         JsonNode before = summary(app, id);
         assertThat(before.path("status").asString()).isEqualTo("processing");

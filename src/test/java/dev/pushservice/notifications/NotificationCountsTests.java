@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.pushservice.delivery.fcm.LocalFcmServer;
 import dev.pushservice.delivery.webpush.LocalWebPushReceiver;
+import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestTokens;
 import java.util.ArrayList;
 import java.util.List;

@@ -19,8 +19,8 @@ import org.springframework.context.annotation.Configuration;
  * them into one row per key ({@link NotificationRepository#foldCounts}), so a read during a send of any
  * size sums a few dozen rows at most. The notifications folded are the few whose counts are read live
  * (queued, processing, cancelled without a summary: partial indexes, V34); a finished one's counts are
- * folded a last time when its summary and report are stored. Safe with several instances: a fold skips the rows
- * another holds.
+ * folded a last time when its summary and report are stored. Safe with several instances: a fold
+ * skips the rows another holds.
  */
 @Configuration(proxyBeanMethods = false)
 class NotificationCounts {

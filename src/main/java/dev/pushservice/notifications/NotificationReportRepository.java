@@ -17,7 +17,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * The statements behind the dashboard's report and recipient pages ({@link NotificationPages}): each
  * is one {@code GROUP BY} (or one keyed read) over a notification's counts (V46), its events, or, for a
- * notification finished before its figures were stored, its recipients; never a statement per recipient. Recipients are read through {@code notification_recipient_states} (the
+ * notification finished before its figures were stored, its recipients; never a statement per
+ * recipient. Recipients are read through {@code notification_recipient_states} (the
  * ones handed to a lane and not recorded yet count as {@code sending}, as the API shows them); events
  * through {@code events_notification_idx} (app, notification, occurred_at). Reads the
  * {@code events} table of the events feature for the engagement figures: a report is the one place

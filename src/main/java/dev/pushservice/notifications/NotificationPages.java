@@ -139,9 +139,10 @@ public class NotificationPages {
     }
 
     /**
-     * The report page's figures: three statements whatever the audience's size. A finished
-     * notification's recipient figures are read as stored when it finished (one keyed read instead
-     * of a read of each recipient row); engagement is always live.
+     * The report page's figures: four statements whatever the audience's size. A finished
+     * notification's recipient figures are read as stored when it finished (one keyed read), a running
+     * one's from the counts the database keeps (never a read of each recipient row); engagement is
+     * always live.
      */
     @Transactional(readOnly = true)
     public Report report(UUID appId, NotificationView n) {
@@ -150,8 +151,9 @@ public class NotificationPages {
         PLATFORMS.forEach(p -> figures.put(p, new long[10]));
         Map<String, Reason> failures = new LinkedHashMap<>();
         Map<String, Reason> skipped = new LinkedHashMap<>();
-        // a finished notification's recipient figures were stored when it finished (V39); one finished
-        // before they were stored, or still going, is read live: the same statement either way
+        // a finished notification's recipient figures were stored when it finished (V39); one still
+        // going (or cancelled with recipients in flight) is read from its counts (V46), the figures the
+        // finishing stores; only one finished before V39 stored them is read from its recipient rows
         NotificationReportRepository.Stored stored = n.finishedAt() != null ? reports.stored(appId, id) : null;
         long bucket;
         NotificationReportRepository.Outcomes outcomes;
@@ -161,7 +163,11 @@ public class NotificationPages {
         } else {
             bucket = bucket(n.processingAt() != null ? n.processingAt() : n.createdAt(),
                     n.finishedAt() != null ? n.finishedAt() : clock.instant());
-            outcomes = reports.outcomes(appId, id, bucket);
+            outcomes = reports.counted(appId, id, bucket);
+            if (outcomes == null) {
+                outcomes = n.finishedAt() != null ? reports.outcomes(appId, id, bucket)
+                        : new NotificationReportRepository.Outcomes(List.of(), List.of());
+            }
         }
         for (NotificationReportRepository.Outcome o : outcomes.outcomes()) {
             long[] f = figures.computeIfAbsent(o.platform(), k -> new long[10]);

@@ -16,8 +16,9 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The statements behind the dashboard's report and recipient pages ({@link NotificationPages}): each
- * is one {@code GROUP BY} (or one keyed read) over a notification's recipients or its events, never a
- * statement per recipient. Recipients are read through {@code notification_recipient_states} (the
+ * is one {@code GROUP BY} (or one keyed read) over a notification's counts (V46), its events, or, for a
+ * notification finished before its figures were stored, its recipients; never a statement per
+ * recipient. Recipients are read through {@code notification_recipient_states} (the
  * ones handed to a lane and not recorded yet count as {@code sending}, as the API shows them); events
  * through {@code events_notification_idx} (app, notification, occurred_at). Reads the
  * {@code events} table of the events feature for the engagement figures: a report is the one place
@@ -89,6 +90,36 @@ class NotificationReportRepository {
                 })
                 .list();
         return new Outcomes(outcomes, accepted.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()}).toList());
+    }
+
+    /**
+     * The recipients' figures as {@link #outcomes(UUID, UUID, long)} reads them from the rows, from the
+     * counts the database keeps instead (V46 {@code notification_counts}, {@code notification_accepted_counts}):
+     * two sums over a handful of rows, whatever the audience. Null when the notification has no counts:
+     * it finished before they were kept (then only its rows tell), or it has no recipients.
+     */
+    Outcomes counted(UUID appId, UUID id, long bucket) {
+        Outcomes outcomes = counted(jdbc, appId, id, bucket);
+        return outcomes.outcomes().isEmpty() ? null : outcomes;
+    }
+
+    /** {@link #counted(UUID, UUID, long)} on {@code jdbc} (either pool), empty instead of null. */
+    static Outcomes counted(JdbcClient jdbc, UUID appId, UUID id, long bucket) {
+        List<Outcome> outcomes = jdbc.sql("""
+                        select platform, status, reason, sum(count) as n from notification_counts
+                        where app_id = :app and notification_id = :id
+                        group by platform, status, reason having sum(count) <> 0""")
+                .param("app", appId).param("id", id)
+                .query((rs, n) -> new Outcome(rs.getString("platform"), rs.getString("status"), rs.getString("reason"), rs.getLong("n")))
+                .list();
+        List<long[]> accepted = jdbc.sql("""
+                        select second / :bucket * :bucket as t, sum(count) as n from notification_accepted_counts
+                        where app_id = :app and notification_id = :id
+                        group by 1 having sum(count) > 0 order by 1""")
+                .param("app", appId).param("id", id).param("bucket", bucket)
+                .query((rs, n) -> new long[] {rs.getLong("t"), rs.getLong("n")})
+                .list();
+        return new Outcomes(outcomes, accepted);
     }
 
     /** The outcomes stored when the notification finished, and the bucket width they were grouped by. */

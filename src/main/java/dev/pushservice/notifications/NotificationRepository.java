@@ -25,7 +25,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * SQL for notifications, their recipients and the audience they select. Every statement filters by
  * app. Reads {@code devices} and {@code users} (never writes them) for the set-based audience SQL,
- * as {@link FilterCompiler} does for segments.
+ * as {@link FilterCompiler} does for segments. Its page inserts make recipient rows with no attempt
+ * counted and, when pending, no reason: V46's counts tell the row of a handed recipient (inserted by
+ * {@link DeliveryRecipientRepository#recordHanded} and the handover sweeps) by its attempt or reason.
  */
 @Repository
 class NotificationRepository {
@@ -153,17 +155,21 @@ class NotificationRepository {
 
     /**
      * Stores the report page's recipient figures of a notification that just became final (its summary
-     * is stored in the same transaction): the one grouped read of its recipient rows the live report
-     * runs ({@link NotificationReportRepository#outcomes(JdbcClient, UUID, UUID, long)}), grouped by
-     * the timeline bucket its send from {@code start} to {@code end} gets, then one keyed update.
-     * Once per finished notification, never per recipient; a notification with figures keeps them.
+     * is stored in the same transaction): what the live report reads from the notification's counts
+     * ({@link NotificationReportRepository#counted(JdbcClient, UUID, UUID, long)}), grouped by the
+     * timeline bucket its send from {@code start} to {@code end} gets, then one keyed update; then its
+     * counts are folded into a row per key for good. Once per finished notification, never per
+     * recipient; a notification with figures keeps them.
      */
     void storeReport(UUID appId, UUID id, Instant start, Instant end) {
         long bucket = NotificationPages.bucket(start, end);
-        NotificationReportRepository.Outcomes outcomes = NotificationReportRepository.outcomes(jdbc, appId, id, bucket);
+        NotificationReportRepository.Outcomes outcomes = NotificationReportRepository.counted(jdbc, appId, id, bucket);
         jdbc.sql("update notifications set report = cast(:report as jsonb) where app_id = :app and id = :id and report is null")
                 .param("report", json.writeValueAsString(NotificationReportRepository.toJson(outcomes, bucket)))
                 .param("app", appId).param("id", id).update();
+        // its summary and report are read from now on: its counts are folded once more, so they end as a
+        // row per key (the recurring fold looks at unfinished notifications only)
+        foldCounts(List.of(id));
     }
 
     /** A draft that became due and is queued now. */
@@ -645,19 +651,62 @@ class NotificationRepository {
     }
 
     /**
-     * Per notification, platform and status, over {@code notification_recipient_states}: recipients
-     * handed over and not recorded yet count as {@code sending}.
+     * Per notification, platform and status, as {@code notification_recipient_states} shows them
+     * (recipients handed over and not recorded yet count as {@code sending}), read from the counts the
+     * database keeps (V46 {@code notification_counts}): a sum of a handful of rows per notification,
+     * never a read of its recipients. Exact in the caller's snapshot: the counts change in the
+     * transactions that change the rows.
      */
     List<Count> counts(UUID appId, Collection<UUID> ids) {
         if (ids.isEmpty()) return List.of();
         return jdbc.sql("""
-                        select notification_id, platform, status, count(*) as n from notification_recipient_states
+                        select notification_id, platform, status, sum(count) as n from notification_counts
                         where app_id = :app and notification_id in (:ids)
-                        group by notification_id, platform, status""")
+                        group by notification_id, platform, status
+                        having sum(count) <> 0""")
                 .param("app", appId).param("ids", List.copyOf(ids))
                 .query((rs, n) -> new Count(rs.getObject("notification_id", UUID.class), rs.getString("platform"),
                         rs.getString("status"), rs.getLong("n")))
                 .list();
+    }
+
+    /**
+     * Folds the count rows of {@code ids} into one row per key (V46: each statement that changes
+     * recipients adds its own), dropping keys that sum to zero; rows another fold holds are left for
+     * the next one. Two statements whatever the number of rows.
+     */
+    void foldCounts(Collection<UUID> ids) {
+        if (ids.isEmpty()) return;
+        UUID[] array = ids.toArray(UUID[]::new);
+        jdbc.sql("""
+                        with gone as (
+                            delete from notification_counts c
+                            where c.ctid = any(array(select ctid from notification_counts
+                                                     where notification_id = any(:ids) for update skip locked))
+                            returning notification_id, app_id, platform, status, reason, count)
+                        insert into notification_counts (notification_id, app_id, platform, status, reason, count)
+                        select notification_id, app_id, platform, status, reason, sum(count) from gone
+                        group by 1, 2, 3, 4, 5 having sum(count) <> 0""")
+                .param("ids", array).update();
+        jdbc.sql("""
+                        with gone as (
+                            delete from notification_accepted_counts c
+                            where c.ctid = any(array(select ctid from notification_accepted_counts
+                                                     where notification_id = any(:ids) for update skip locked))
+                            returning notification_id, app_id, second, count)
+                        insert into notification_accepted_counts (notification_id, app_id, second, count)
+                        select notification_id, app_id, second, sum(count) from gone
+                        group by 1, 2, 3 having sum(count) <> 0""")
+                .param("ids", array).update();
+    }
+
+    /** The notifications whose counts are read live: queued or processing, or cancelled without their summary yet. */
+    List<UUID> countedLive() {
+        return jdbc.sql("""
+                        select id from notifications where status in ('queued', 'processing')
+                        union all
+                        select id from notifications where status = 'cancelled' and summary is null""")
+                .query(UUID.class).list();
     }
 
     List<DeliveryOutcomeCounts.DailyCount> dailyOutcomes(UUID appId, LocalDate from, LocalDate to) {

@@ -2,7 +2,9 @@
  * Notifications: immutable send requests, from {@code POST /v1/notifications} to recipient rows
  * that wait for delivery. Owns the tables {@code notifications}, {@code notification_recipients} and
  * {@code frequency_cap_sends} (the sends the apps' frequency caps count, {@link
- * dev.pushservice.notifications.FrequencyCapping}).
+ * dev.pushservice.notifications.FrequencyCapping}), and {@code notification_counts} and
+ * {@code notification_accepted_counts} (each notification's recipient counts, kept by V46's triggers,
+ * folded by {@link dev.pushservice.notifications.NotificationCounts}).
  *
  * <p><b>Creation</b> ({@link dev.pushservice.notifications.NotificationService#create}): the body is
  * checked field by field ({@link dev.pushservice.notifications.NotificationRequest}), then against the

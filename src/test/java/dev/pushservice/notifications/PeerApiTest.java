@@ -94,6 +94,77 @@ public abstract class PeerApiTest extends ApiTest {
         registry.add("push.notifications.reconcile-interval", () -> "1s");
     }
 
+    @org.springframework.beans.factory.annotation.Autowired
+    private org.springframework.jdbc.core.simple.JdbcClient countsJdbc;
+
+    /** The apps this test made: their notifications' counts are checked after it. */
+    private final List<UUID> apps = Collections.synchronizedList(new ArrayList<>());
+
+    @Override
+    protected TestApp newApp() {
+        TestApp app = super.newApp();
+        apps.add(app.appId());
+        return app;
+    }
+
+    /**
+     * After every test: the counts the database keeps for each notification of the test's apps (V46)
+     * are exactly what a {@code GROUP BY} over {@code notification_recipient_states} gives, whatever the
+     * test did (retries, hand-overs, cancels, expiry, frequency caps, outcomes recorded twice), and each
+     * stored summary is what its rows say.
+     */
+    @org.junit.jupiter.api.AfterEach
+    void countsMatchTheRecipientRows() {
+        if (apps.isEmpty()) return;
+        List<String> wrong = countMismatches(countsJdbc, List.copyOf(apps));
+        apps.clear();
+        assertThat(wrong).as("notification counts that differ from their recipient rows").isEmpty();
+    }
+
+    /**
+     * What differs, in one snapshot, between the kept counts of the notifications of {@code appIds} and
+     * their recipient rows (with the recipients handovers list as sending), and between each stored
+     * summary and the rows: "kind notification platform status reason count" lines, each with the side
+     * it is on ({@code +} kept only, {@code -} rows only). Empty when they agree.
+     */
+    static List<String> countMismatches(org.springframework.jdbc.core.simple.JdbcClient jdbc, List<UUID> appIds) {
+        return jdbc.sql("""
+                        with ns as (select id, summary from notifications where app_id = any(:apps)),
+                        kept as (select 'count' as kind, c.notification_id, c.platform, c.status, c.reason, sum(c.count) as n
+                                 from notification_counts c join ns on ns.id = c.notification_id
+                                 group by 1, 2, 3, 4, 5 having sum(c.count) <> 0
+                                 union all
+                                 select 'accepted', a.notification_id, null, null, a.second::text, sum(a.count)
+                                 from notification_accepted_counts a join ns on ns.id = a.notification_id
+                                 group by 1, 2, 3, 4, 5 having sum(a.count) <> 0
+                                 union all
+                                 select 'summary', ns.id, x.platform, x.status, null, x.count
+                                 from ns cross join lateral jsonb_to_recordset(ns.summary) as x(platform text, status text, count bigint)
+                                 where x.count <> 0),
+                        rows as (select 'count' as kind, s.notification_id, s.platform, s.status,
+                                        case when s.status in ('pending', 'sending') then null else s.last_error end as reason,
+                                        count(*) as n
+                                 from notification_recipient_states s join ns on ns.id = s.notification_id
+                                 group by 1, 2, 3, 4, 5
+                                 union all
+                                 select 'accepted', r.notification_id, null, null,
+                                        floor(extract(epoch from r.updated_at))::bigint::text, count(*)
+                                 from notification_recipients r join ns on ns.id = r.notification_id
+                                 where r.status = 'accepted'
+                                 group by 1, 2, 3, 4, 5
+                                 union all
+                                 select 'summary', s.notification_id, s.platform, s.status, null, count(*)
+                                 from notification_recipient_states s join ns on ns.id = s.notification_id
+                                 where ns.summary is not null
+                                 group by 1, 2, 3, 4, 5)
+                        select '+ ' || concat_ws(' ', kind, notification_id, platform, status, reason, n) from
+                            (select * from kept except all select * from rows) k
+                        union all
+                        select '- ' || concat_ws(' ', kind, notification_id, platform, status, reason, n) from
+                            (select * from rows except all select * from kept) r""")
+                .param("apps", appIds.toArray(UUID[]::new)).query(String.class).list();
+    }
+
     /** Gives {@code app} APNs (bundle {@code dev.pushservice.test}) and FCM credentials of the local peers. */
     protected void credentials(TestApp app) throws Exception {
         LocalServiceAccount account = LocalServiceAccount.registeredWith(FCM, "delivery-" + app.appId());

@@ -186,6 +186,9 @@ measured_send() { # measured_send LABEL [reads]: one send to all; sets RATE and 
     PROBES_PID=$!; BG_PIDS+=("$PROBES_PID")
     sleep 2
   fi
+  local pgpid s0 p0 s1 p1
+  pgpid=$(head -n 1 "$($PG -Atc 'show data_directory')/postmaster.pid" 2>/dev/null || echo 0)
+  s0=$(cpu_ticks "$(PID_MAIN)"); p0=$(cpu_ticks "$pgpid")
   SEND_ID=$(send_all)
   if [ -n "$reads" ]; then
     touch "$DATA/probes.go"
@@ -195,6 +198,7 @@ measured_send() { # measured_send LABEL [reads]: one send to all; sets RATE and 
     paced register "$DATA/reads-register.out" PUSH_KEY="$PUBLIC_KEY" REPEAT_PERCENT=50
   fi
   wait_done "$SEND_ID"
+  s1=$(cpu_ticks "$(PID_MAIN)"); p1=$(cpu_ticks "$pgpid")
   if [ -n "$reads" ]; then
     stop_readers
     touch "$DATA/probes.stop"; wait "$PROBES_PID" 2>/dev/null || true
@@ -205,6 +209,8 @@ measured_send() { # measured_send LABEL [reads]: one send to all; sets RATE and 
   MAX_RSS=$(awk '$1 > m { m = $1 } END { print m + 0 }' "$DATA/mem-$label.txt")
   MAX_HEAP=$(awk '$2 > m { m = $2 } END { print m + 0 }' "$DATA/mem-$label.txt")
   AFTER_GC=$(heap_after_gc main)
+  CPU_LINE=$(cpu_report recipient "$n" "$s0" "$s1" "$p0" "$p1")
+  info "  CPU (PostgreSQL: all its backends, other databases' too)" "$CPU_LINE"
   info "  service memory during it (heap cap 768 MiB)" "max RSS $(mib "$MAX_RSS"), max heap used $(mib "$MAX_HEAP"), heap after a full GC $(mib "$AFTER_GC")"
 }
 

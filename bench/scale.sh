@@ -173,7 +173,8 @@ paced() {
 }
 stop_readers() { local p; for p in "${READERS[@]}"; do kill -INT "$p" 2>/dev/null || true; done; for p in "${READERS[@]}"; do wait "$p" 2>/dev/null || true; done; READERS=(); }
 p99_of() { awk '/^latency/ { for (i = 1; i <= NF; i++) if ($i == "p99:") print $(i + 1) }' "$1"; }
-non2xx_of() { awk -F'non-2xx ' '/^errors/ { print $2 + 0 }' "$1"; }
+# errors_of OUT: wrk's connect, read, write errors, timeouts and non-2xx answers together
+errors_of() { awk -F'[ ,]+' '/^errors/ { print $3 + $5 + $7 + $9 + $11 }' "$1"; }
 count_of() { awk '/^requests:/ { print $2 }' "$1"; }
 
 measured_send() { # measured_send LABEL [reads]: one send to all; sets RATE and SEND_ID
@@ -281,9 +282,9 @@ if part send; then
         recipients) label="GET .../recipients (pages 1-100) during the send"; target=50 ;;
         register) label="registration during the send"; target=100 ;;
       esac
-      p=$(p99_of "$f"); bad=$(non2xx_of "$f")
+      p=$(p99_of "$f"); bad=$(errors_of "$f")
       if [ -z "$p" ]; then verdict "$label" "no summary (see $f)" "p99 < $target ms" 0; continue; fi
-      verdict "$label" "p99 ${p} ms over $(count_of "$f"), non-2xx $bad" "p99 < $target ms, no errors" "$( [ "$(lt "$p" "$target")" = 1 ] && [ "${bad:-0}" = 0 ] && echo 1 || echo 0)"
+      verdict "$label" "p99 ${p} ms over $(count_of "$f"), $bad errors" "p99 < $target ms, no errors" "$( [ "$(lt "$p" "$target")" = 1 ] && [ "${bad:-0}" = 0 ] && echo 1 || echo 0)"
     done
     read -r pn p50 p99 < <(probe_p99 "$DATA/probe-times.txt")
     verdict "transactional 202 -> accepted by the peer, during" "p99 $p99 ms (p50 $p50) over $pn" "p99 < 250 ms" "$( [ "$pn" -gt 0 ] && lt "$p99" 250 || echo 0)"
@@ -361,14 +362,18 @@ if part registration; then
   s1=$(cpu_ticks "${PIDS[main]}"); p1=$(cpu_ticks "${PGPID:-0}")
   rps=$(awk '/^requests\/s/ { print $2 }' "$DATA/registration.out")
   REF=${SCALE_REG_REF:-858}
-  verdict "registrations/s with $DEVICES devices (c64)" "$rps/s, p99 $(p99_of "$DATA/registration.out") ms, non-2xx $(non2xx_of "$DATA/registration.out")" ">= $REF/s (e029d80, SCALE_REG_REF)" "$(ge "$rps" "$REF")"
+  verdict "registrations/s with $DEVICES devices (c64)" "$rps/s, p99 $(p99_of "$DATA/registration.out") ms, $(errors_of "$DATA/registration.out") errors" ">= $REF/s (e029d80, SCALE_REG_REF)" "$(ge "$rps" "$REF")"
   info "  registration CPU (PostgreSQL: every backend, other users' too)" "$(cpu_report registration "$(count_of "$DATA/registration.out")" "$s0" "$s1" "$p0" "$p1")"
 fi
 
 # ---------------------------------------------------------------- storage
 if part storage; then
   # sizes over a partitioned table's leaves too
-  size_of() { $PG -Atc "select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree('$1')"; }
+  size_of() {
+    $PG -Atc "select case when exists (select 1 from pg_partitioned_table where partrelid = '$1'::regclass)
+                          then (select coalesce(sum(pg_total_relation_size(relid)), 0) from pg_partition_tree('$1'))
+                          else pg_total_relation_size('$1') end"
+  }
   rows=$($PG -Atc "select count(*) from notification_recipients")
   bytes=$(size_of notification_recipients)
   info "storage: notification_recipients" "$rows rows, $(mib "$bytes"): $(awk -v b="$bytes" -v n="$rows" 'BEGIN { printf "%.0f", n ? b / n : 0 }') bytes per row with indexes"

@@ -28,9 +28,14 @@
 #                 replaced by one PUSH_ROLES=api,scheduler and two PUSH_ROLES=worker instances, one
 #                 send to all, each worker's share of accepted pushes from its own
 #                 push_delivery_outcomes_total{outcome="accepted"} (skipped when the metric is absent)
+# SCALE_WARMUP (1): unmeasured sends before the first measured one, with an analyze of the recipients
+# after them; with 0, the measured send on a fresh database may claim through plans made for an empty
+# notification_recipients (README, "Running in production", step 2): a 2026-11-26 run at 0 claimed
+# ~2,000 recipients in 4 minutes after its fan-out.
 # SCALE_REG_REF: registrations/s of e029d80 on the same machine for the registration target (default
 # 858, the issue's figure; measure it back to back for a real comparison). DRILL_KEEP=1 keeps the
 # data directory (service logs, wrk outputs). BASE_PORT (18400) and the next three ports are used.
+# DRILL_START_WAIT (180) seconds for an instance to start (more on a loaded machine).
 source "$(dirname "$0")/../drills/lib.sh"
 DEVICES=${1:-10000000}
 PARTS=",${SCALE_PARTS:-send,reads,cancel,estimate,registration,storage,spread},"

@@ -62,7 +62,8 @@ need_wrk
 drill_setup scale
 JCMD="$(dirname "$(readlink -f "$JAVA")")/jcmd"
 start_peers
-echo "scale benchmark: $DEVICES devices, parts ${PARTS//,/ }; database $DB; commit $(git -C "$ROOT" rev-parse --short HEAD); load average $(loadavg)"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo "+changes")
+echo "scale benchmark: $DEVICES devices, parts ${PARTS//,/ }; database $DB; commit $COMMIT; load average $(loadavg)"
 start_instance main "$BASE_PORT" api,worker,scheduler
 drill_app main
 
@@ -391,14 +392,23 @@ if part storage; then
   if [ "$($PG -Atc "select count(*) from pg_partitioned_table where partrelid = 'notification_recipients'::regclass")" = 1 ]; then
     leaf=$($PG -Atc "select relid::regclass from pg_partition_tree('notification_recipients') where isleaf order by pg_total_relation_size(relid) desc limit 1")
     lb=$($PG -Atc "select pg_total_relation_size('$leaf')")
+    # retention's own drop (storage_drop_partition, branch partitions) where the schema has it
+    how="detach + drop"
+    drop=(-c "alter table notification_recipients detach partition $leaf" -c "drop table $leaf")
+    if [ "$($PG -Atc "select count(*) from pg_proc where proname = 'storage_drop_partition'")" -gt 0 ]; then
+      how="storage_drop_partition"; drop=(-c "select storage_drop_partition('$leaf')")
+    fi
     t0=$(date +%s%3N)
-    $PG -c "alter table notification_recipients detach partition $leaf" -c "drop table $leaf"
-    info "storage: dropping the largest recipients partition" "$leaf ($(mib "$lb")): detach + drop $(( $(date +%s%3N) - t0 )) ms"
+    if $PG "${drop[@]}" >/dev/null; then
+      info "storage: dropping the largest recipients partition" "$leaf ($(mib "$lb")): $how $(( $(date +%s%3N) - t0 )) ms"
+    else
+      info "storage: dropping the largest recipients partition" "$leaf: $how failed (above)"
+    fi
   else
     info "storage: dropping a day's partition" "skipped: notification_recipients is not partitioned on this commit"
   fi
 fi
 
 echo
-echo "summary ($DEVICES devices, commit $(git -C "$ROOT" rev-parse --short HEAD), load average now $(loadavg)):"
+echo "summary ($DEVICES devices, commit $COMMIT as built at the start, load average now $(loadavg)):"
 cat "$RESULTS"

@@ -56,7 +56,8 @@ start_peers() {
 }
 
 # start_instance NAME PORT ROLES [env...]: the jar on the drill's database and Redis, its own data
-# directory DATA/NAME (service.log there); returns once its port answers.
+# directory DATA/NAME (service.log there); returns once its port answers, exits after DRILL_START_WAIT
+# (180) seconds without an answer.
 start_instance() {
   local name=$1 port=$2 roles=$3; shift 3
   mkdir -p "$DATA/$name"
@@ -68,12 +69,12 @@ start_instance() {
     "$JAVA" -Xmx768m -jar "$ROOT/target/push-service.jar" >>"$DATA/$name/service.log" 2>&1 &
   PIDS[$name]=$!
   PORTS[$name]=$port
-  for _ in $(seq 1 180); do
+  for _ in $(seq 1 "${DRILL_START_WAIT:-180}"); do
     [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/health")" != 000 ] && return 0
     kill -0 "${PIDS[$name]}" 2>/dev/null || { echo "$name exited; see $DATA/$name/service.log" >&2; tail -30 "$DATA/$name/service.log" >&2; exit 1; }
     sleep 1
   done
-  echo "$name did not start within 180 s" >&2; exit 1
+  echo "$name did not start within ${DRILL_START_WAIT:-180} s" >&2; exit 1
 }
 
 # stop_instance NAME [signal]

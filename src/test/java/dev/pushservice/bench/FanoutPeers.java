@@ -30,7 +30,10 @@ import tools.jackson.databind.node.ObjectNode;
  * credentials), {@code web-subscriptions.txt} (one subscription per line, as many as asked), and
  * every 100 ms {@code counts.txt} ({@code apns fcm web} accepted so far) and {@code arrivals.txt}: for
  * each APNs push whose payload holds {@value #PROBE_MARK} followed by a number (the benchmark's
- * transactional probes), a line {@code EPOCH_MICROS NUMBER}, the peer's clock as it accepted the push.
+ * transactional probes), a line {@code EPOCH_MICROS NUMBER}, the peer's clock as it accepted the push;
+ * and appends to {@code counts-log.txt} at each of those ticks {@code EPOCH_MS APNS_ACCEPTED
+ * LAST_APNS_MS} (the peer's clock, and that of the latest APNs push accepted so far): what reached
+ * APNs after a given moment ({@code bench/scale.sh}: after a cancel's answer).
  * Runs until killed.
  *
  * <p>With {@code relay} (the outage drill, {@code drills/provider-outage.sh}) the service reaches APNs
@@ -88,11 +91,13 @@ public final class FanoutPeers {
         JsonMapper json = JsonMapper.builder().build();
 
         AtomicLong apnsAccepted = new AtomicLong();
+        AtomicLong apnsLast = new AtomicLong(); // epoch ms of the latest accepted APNs push
         ApnsTestPeer apns = ApnsTestPeer.startAcceptingSilently();
         ByteBuf mark = Unpooled.unreleasableBuffer(Unpooled.copiedBuffer(PROBE_MARK, StandardCharsets.US_ASCII));
         ConcurrentLinkedQueue<String> arrivals = new ConcurrentLinkedQueue<>();
         apns.answer((PushNotificationHandler) (headers, payload) -> {
             apnsAccepted.incrementAndGet();
+            apnsLast.set(System.currentTimeMillis());
             if (relay) tokens.put(ApnsTestPeer.deviceToken(headers), Boolean.TRUE);
             long probe = probeNumber(payload, mark);
             if (probe >= 0) arrivals.add(ProbeClient.micros(Instant.now()) + " " + probe + "\n");
@@ -128,6 +133,7 @@ public final class FanoutPeers {
         Path counts = dir.resolve("counts.txt");
         Path tmp = dir.resolve("counts.tmp");
         Path arrived = dir.resolve("arrivals.txt");
+        Path countsLog = dir.resolve("counts-log.txt");
         boolean proxyDown = false;
         boolean fcmProxyDown = false;
         Path stormFile = dir.resolve("fcm-storm");
@@ -140,6 +146,8 @@ public final class FanoutPeers {
             }
             Files.writeString(tmp, apnsAccepted.get() + " " + fcm.sendsAccepted() + " " + web.acceptedCount() + "\n");
             Files.move(tmp, counts, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.writeString(countsLog, System.currentTimeMillis() + " " + apnsAccepted.get() + " " + apnsLast.get() + "\n",
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             boolean wantStorm = Files.exists(stormFile);
             if (wantStorm != storming) {
                 LocalFcmServer.Storm storm = null;

@@ -63,6 +63,9 @@ class SpreadAcrossWorkersTests {
     private record Setup(String key, List<String> tokens) {
     }
 
+    /** Every device of the app gets the send: those of {@link #setUp} and the one of {@link #warmUp}. */
+    private static final long RECIPIENTS = DEVICES + 1;
+
     private Setup setUp(AppInstance api, String name) {
         TenantService tenants = api.bean(TenantService.class);
         Tenants.Organisation org = tenants.createOrganisation(name);
@@ -83,15 +86,36 @@ class SpreadAcrossWorkersTests {
                         select gen_random_uuid(), :app, 'android', t, sha256(convert_to(t, 'UTF8'))
                         from unnest(cast(:tokens as text[])) as t""")
                 .param("app", app.id()).param("tokens", tokens.toArray(String[]::new)).update();
+        warmUp(api, app.id(), key);
         return new Setup(key, tokens);
+    }
+
+    /**
+     * One push to a device of its own through {@code api}'s worker, so its FCM token and connection
+     * exist before the send: a first answer slowed by them (seconds on a loaded machine) would make
+     * the fan-out's pages stop waiting for room and leave their recipients to any worker's claim.
+     */
+    private void warmUp(AppInstance api, UUID app, String key) throws Exception {
+        String token = "warm-" + UUID.randomUUID();
+        fcm.replyFor(token, LocalFcmServer.Reply.ok());
+        UUID device = api.jdbc().sql("""
+                        insert into devices (id, app_id, platform, token, token_hash)
+                        values (gen_random_uuid(), :app, 'android', :t, sha256(convert_to(:t, 'UTF8'))) returning id""")
+                .param("app", app).param("t", token).query(UUID.class).single();
+        send(api, key, "{\"title\":\"warm\",\"body\":\"b\",\"priority\":\"transactional\","
+                + "\"target\":{\"type\":\"device\",\"device_id\":\"" + device + "\"}}");
     }
 
     /** Sends to every device of the app and waits until the notification is completed; returns its id. */
     private static String sendToAllAndWait(AppInstance api, String key) throws Exception {
+        return send(api, key, "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+    }
+
+    /** Creates the notification {@code body} and waits until it is completed; returns its id. */
+    private static String send(AppInstance api, String key, String body) throws Exception {
         TestApi.Response created = api.api.send(api.api.request("/v1/notifications", key)
                 .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}")));
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
         assertThat(created.status()).as(created.toString()).isEqualTo(202);
         String id = created.json().path("notification_id").asString();
         await().atMost(Duration.ofSeconds(120)).until(() -> api.api.get("/v1/notifications/" + id, key)
@@ -129,14 +153,17 @@ class SpreadAcrossWorkersTests {
                     && second.bean(WorkerPresence.class).workers() == 2);
             Setup setup = setUp(first, "spread two workers");
 
+            double oneBefore = delivered(first);
+            double twoBefore = delivered(second);
+
             String id = sendToAllAndWait(first, setup.key());
 
-            assertThat(statuses(first.jdbc(), id)).containsExactly(Map.entry("accepted", (long) DEVICES));
-            double one = delivered(first);
-            double two = delivered(second);
-            assertThat(one + two).as("every recipient delivered by one of the two, once").isEqualTo(DEVICES);
-            assertThat(one).as("the first worker's share (%s of %s)", one, DEVICES).isGreaterThanOrEqualTo(DEVICES * 0.35);
-            assertThat(two).as("the second worker's share (%s of %s)", two, DEVICES).isGreaterThanOrEqualTo(DEVICES * 0.35);
+            assertThat(statuses(first.jdbc(), id)).containsExactly(Map.entry("accepted", RECIPIENTS));
+            double one = delivered(first) - oneBefore;
+            double two = delivered(second) - twoBefore;
+            assertThat(one + two).as("every recipient delivered by one of the two, once").isEqualTo(RECIPIENTS);
+            assertThat(one).as("the first worker's share (%s of %s)", one, RECIPIENTS).isGreaterThanOrEqualTo(RECIPIENTS * 0.35);
+            assertThat(two).as("the second worker's share (%s of %s)", two, RECIPIENTS).isGreaterThanOrEqualTo(RECIPIENTS * 0.35);
             assertThat(setup.tokens()).allSatisfy(t -> assertThat(fcm.receivedFor(t)).hasSize(1));
         }
     }
@@ -148,13 +175,18 @@ class SpreadAcrossWorkersTests {
             assertThat(alone.bean(WorkerPresence.class).workers()).isEqualTo(1);
             Setup setup = setUp(alone, "spread one worker");
 
+            double handedBefore = delivered(alone, "handed");
+            double claimedBefore = delivered(alone, "claimed");
+
             String id = sendToAllAndWait(alone, setup.key());
 
-            assertThat(statuses(alone.jdbc(), id)).containsExactly(Map.entry("accepted", (long) DEVICES));
-            double handed = delivered(alone, "handed");
-            assertThat(handed + delivered(alone, "claimed")).isEqualTo(DEVICES);
+            assertThat(statuses(alone.jdbc(), id)).containsExactly(Map.entry("accepted", RECIPIENTS));
+            double handed = delivered(alone, "handed") - handedBefore;
+            assertThat(handed + delivered(alone, "claimed") - claimedBefore).isEqualTo(RECIPIENTS);
             // with no other worker the fan-out waits for room in its lane: the hand-over carries the send
-            assertThat(handed).as("handed over, not claimed (%s of %s)", handed, DEVICES).isGreaterThanOrEqualTo(DEVICES * 0.9);
+            // (nearly all of it on a quiet machine; a page that waited 2 s in vain is left to the claim). Handing
+            // over only a share without waiting, as with several workers, hands over a few percent here
+            assertThat(handed).as("handed over, not claimed (%s of %s)", handed, RECIPIENTS).isGreaterThanOrEqualTo(RECIPIENTS * 0.6);
         }
     }
 

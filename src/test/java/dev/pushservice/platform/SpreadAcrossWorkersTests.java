@@ -66,7 +66,7 @@ class SpreadAcrossWorkersTests {
     /** Every device of the app gets the send: those of {@link #setUp} and the one of {@link #warmUp}. */
     private static final long RECIPIENTS = DEVICES + 1;
 
-    private Setup setUp(AppInstance api, String name) {
+    private Setup setUp(AppInstance api, String name) throws Exception {
         TenantService tenants = api.bean(TenantService.class);
         Tenants.Organisation org = tenants.createOrganisation(name);
         Tenants.App app = tenants.createApp(org.id(), name, "UTC");

@@ -3,8 +3,8 @@
 # database, dropped at the end) and Redis: one instance with PUSH_ROLES=api,scheduler and two with
 # PUSH_ROLES=worker, the local peers in their own JVM (bench/FanoutPeers; APNs behind its relay, which
 # counts distinct tokens). One notification (ttl 1 day) to DEVICES iOS devices; at AT_PERCENT accepted
-# the busier worker (the one running the send: with hand-over the fan-out's instance delivers it) is
-# killed with -9. Prints what was in flight at the kill, every recipient's end state, what was lost
+# the worker running the send's fan-out (both deliver about half of it: the fan-out hands its own lane
+# only its share) is killed with -9. Prints what was in flight at the kill, every recipient's end state, what was lost
 # (not accepted), sent twice (pushes the peer took beyond one per device) and late (accepted after
 # its TTL), the time to completion, and exits non-zero when anything was lost.
 #   drills/worker-crash.sh [devices=300000] [at_percent=50]

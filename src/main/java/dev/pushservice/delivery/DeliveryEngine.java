@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.pushservice.platform.config.PushProperties;
 import dev.pushservice.platform.config.Role;
+import dev.pushservice.platform.jobs.WorkerPresence;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -58,6 +59,7 @@ public class DeliveryEngine implements SmartLifecycle {
     private final Clock clock;
     private final ObjectProvider<MeterRegistry> registry;
     private final ProviderBreakers breakers;
+    private final ObjectProvider<WorkerPresence> presence;
     private volatile DeliveryMetrics metrics; // written under this, once
     private final Cache<UUID, Boolean> cancelled = Caffeine.newBuilder()
             .maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
@@ -70,8 +72,10 @@ public class DeliveryEngine implements SmartLifecycle {
 
     /** Providers, store and meters are resolved at start, and only where the engine runs (not in the admin CLI). */
     DeliveryEngine(DeliveryProperties properties, ObjectProvider<DeliveryStore> stores, ObjectProvider<PushProviders> providers,
-                   PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry, ProviderBreakers breakers) {
+                   PushProperties push, Clock clock, ObjectProvider<MeterRegistry> registry, ProviderBreakers breakers,
+                   ObjectProvider<WorkerPresence> presence) {
         this.breakers = breakers;
+        this.presence = presence;
         // the lanes claim none of an open circuit's recipients: when it closes they are claimed at once, not at the next poll
         breakers.onClosed(() -> {
             for (Priority p : Priority.values()) signal(p);
@@ -192,11 +196,21 @@ public class DeliveryEngine implements SmartLifecycle {
     /**
      * Reserves room in {@code priority}'s lane for recipients a fan-out page hands
      * straight over ({@link Handover}), or returns null: the engine does not run here, is paused,
-     * hand-over is off ({@code push.delivery.handoff}), or the lane had no room free for
-     * {@code wait}; the page then leaves its recipients {@code pending} for any instance's claim.
+     * hand-over is off ({@code push.delivery.handoff}), or the lane has no room for the page; the page
+     * then leaves its recipients {@code pending} for any instance's claim.
      *
-     * <p>The lane keeps a queue per platform of handed recipients waiting for in-flight budget, twice
-     * as large as the budget, so the next page is inserted while the previous one is sent.
+     * <p>With several worker instances alive ({@link WorkerPresence}, N of them), the page is a whole
+     * page ({@code max} devices) and this instance takes only its share of it: per platform at most
+     * 1/N of the page's devices of that platform (as {@code seen} predicts them; 1/N of the page for
+     * each platform without a previous page), and no more than the lane's free room. Nothing waits:
+     * a lane without room gets nothing, and the rest of the page is written claimable at once, so
+     * every worker claims its part of the send from the first page on, and the fan-out instance's
+     * lane delivers about its 1/N (its handed share, then its own claims). An instance that dies
+     * delays only what it held: its handover's lease and its claims' leases run out and others take them.
+     *
+     * <p>With one worker (this one) the hand-over carries the whole send, as the gain is largest
+     * there: the lane keeps a queue per platform of handed recipients waiting for in-flight budget,
+     * twice as large as the budget, so the next page is inserted while the previous one is sent.
      * {@code seen} counts the devices per platform (by ordinal) of the notification's previous page:
      * the page's size ({@link Handover#limit()}) is what the free room of the platform with the most
      * room takes at that mix, so a page of an all-iOS audience is not cut short by the room of other
@@ -205,7 +219,8 @@ public class DeliveryEngine implements SmartLifecycle {
      * up to {@code wait}, until a page of at least the lane's
      * in-flight budget fits (or {@code max}, if smaller): fewer, larger pages cost PostgreSQL less
      * (each is a transaction with a lock, a cursor update and a commit), and a budget's worth still
-     * waits in the queue while it is inserted.
+     * waits in the queue while it is inserted. Waiting is the fan-out keeping pace with the only lane
+     * there is: what a page left pending would be claimed by this lane anyway, at the cost of a claim.
      * Past {@code wait} it takes whatever is free. Never called on a Netty I/O thread.
      */
     public Handover reserve(Priority priority, int max, int[] seen, Duration wait) {
@@ -213,6 +228,8 @@ public class DeliveryEngine implements SmartLifecycle {
         if (!running || !properties.handoff() || lane == null || !lane.accepting() || max < 1) return null;
         long total = 0;
         for (int n : seen) total += n;
+        int workers = workers();
+        if (workers > 1) return share(lane, max, seen, total, workers);
         int want = Math.min(max, lane.capacity());
         long deadline = System.nanoTime() + wait.toNanos();
         int limit;
@@ -232,6 +249,30 @@ public class DeliveryEngine implements SmartLifecycle {
         int[] reserved = new int[Platform.values().length];
         for (Platform p : Platform.values()) reserved[p.ordinal()] = lane.reserve(p, limit);
         return new Handover(this, lane, reserved, limit, clock.instant().plus(properties.lease()));
+    }
+
+    /** Live worker instances as this one last saw them (1 without presence). */
+    private int workers() {
+        WorkerPresence p = presence.getIfAvailable();
+        return p == null ? 1 : Math.max(1, p.workers());
+    }
+
+    /**
+     * This instance's share of a page of {@code max} devices with {@code workers} workers alive (see
+     * {@link #reserve}): per platform, 1/{@code workers} of its devices in the page as {@code seen}
+     * predicts them, within the lane's free room, without waiting; null when that is nothing.
+     */
+    private Handover share(Lane lane, int max, int[] seen, long total, int workers) {
+        int[] reserved = new int[Platform.values().length];
+        int any = 0;
+        for (Platform p : Platform.values()) {
+            long expected = total == 0 ? max : (long) Math.ceil((double) max * seen[p.ordinal()] / total);
+            int share = (int) Math.min(Integer.MAX_VALUE, (expected + workers - 1) / workers);
+            reserved[p.ordinal()] = share == 0 ? 0 : lane.reserve(p, share);
+            any += reserved[p.ordinal()];
+        }
+        if (any == 0) return null;
+        return new Handover(this, lane, reserved, max, clock.instant().plus(properties.lease()));
     }
 
     private static final long HANDOVER_WAIT_STEP = TimeUnit.MILLISECONDS.toNanos(1);

@@ -26,6 +26,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code push_delivery_handed_over_total}: recipients a fan-out page gave straight to its
  *       instance's lane, with no claim ({@link Handover}), and {@code push_delivery_handed_waiting}:
  *       those of them not yet handed to a provider;</li>
+ *   <li>{@code push_delivery_delivered_total}, tagged {@code via} ({@code handed}: a fan-out page of this
+ *       instance handed it to the lane; {@code claimed}: the lane claimed it from the table): recipients
+ *       this instance sent and the provider accepted. Each instance counts its own, so the series of
+ *       the worker instances give each one's share of a send (bench/spread.sh);</li>
  *   <li>{@code push_delivery_queue_depth} and {@code push_delivery_queue_oldest_age_seconds}: due
  *       recipients not yet claimed, per lane (read every few seconds).</li>
  * </ul>
@@ -43,6 +47,8 @@ final class DeliveryMetrics {
     private final Map<Priority, Map<Platform, Timer>> latency = new EnumMap<>(Priority.class);
     private final Map<Priority, Map<Platform, Counter>> accepted = new EnumMap<>(Priority.class);
     private final Map<Priority, Map<Platform, Counter>> handedOver = new EnumMap<>(Priority.class);
+    private final Map<Priority, Map<Platform, Counter>> deliveredHanded = new EnumMap<>(Priority.class);
+    private final Map<Priority, Map<Platform, Counter>> deliveredClaimed = new EnumMap<>(Priority.class);
 
     /** The outcome (and its reason) of a send the provider acknowledged. */
     static final String ACCEPTED = "accepted";
@@ -77,12 +83,29 @@ final class DeliveryMetrics {
                         .tags("lane", lane.value(), "platform", platform.value()).register(registry));
             }
             handedOver.put(lane, h);
+            deliveredHanded.put(lane, delivered(lane, "handed"));
+            deliveredClaimed.put(lane, delivered(lane, "claimed"));
             Map<Platform, Counter> a = new EnumMap<>(Platform.class);
             for (Platform platform : Platform.values()) {
                 a.put(platform, outcomeCounter(new Key(lane, platform, ACCEPTED, ACCEPTED)));
             }
             accepted.put(lane, a);
         }
+    }
+
+    private Map<Platform, Counter> delivered(Priority lane, String via) {
+        Map<Platform, Counter> counters = new EnumMap<>(Platform.class);
+        for (Platform platform : Platform.values()) {
+            counters.put(platform, Counter.builder("push.delivery.delivered")
+                    .description("Recipients this instance sent and the provider accepted, by how they reached its lane")
+                    .tags("lane", lane.value(), "platform", platform.value(), "via", via).register(registry));
+        }
+        return counters;
+    }
+
+    /** A recipient this instance sent was accepted; {@code handed}: it came by a fan-out's hand-over, not a claim. */
+    void delivered(Priority lane, Platform platform, boolean handed) {
+        (handed ? deliveredHanded : deliveredClaimed).get(lane).get(platform).increment();
     }
 
     void inFlight(Priority lane, Platform platform, Semaphore budget, int capacity) {

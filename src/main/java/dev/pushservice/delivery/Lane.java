@@ -511,8 +511,11 @@ final class Lane {
     private void onAnswer(DeliveryStore.Claimed recipient, DeliveryResult result, Instant expiresAt,
                           ProviderBreakers.Answer kind, Instant openUntil, boolean prioritized) {
         switch (result) {
-            case DeliveryResult.Accepted a -> finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
-                    DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
+            case DeliveryResult.Accepted a -> {
+                metrics.delivered(priority, recipient.platform(), recipient.handed() != null);
+                finish(recipient, new DeliveryStore.Accepted(recipient, a.providerId()),
+                        DeliveryMetrics.ACCEPTED, DeliveryMetrics.ACCEPTED);
+            }
             case DeliveryResult.Rejected r -> {
                 String reason = r.reason().code();
                 finish(recipient, new DeliveryStore.Rejected(recipient, reason, r.tokenInvalid(), r.invalidatedAt(),

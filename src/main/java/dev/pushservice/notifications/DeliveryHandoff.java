@@ -38,9 +38,10 @@ public interface DeliveryHandoff {
 
     /**
      * Room in this instance's delivery for recipients of the next fan-out page to go straight to a
-     * lane without a claim ({@link Handover}), waiting up to {@code wait} for it; null when there is
-     * none (the page inserts every recipient {@code pending}). {@code seen}: devices per platform (by
-     * ordinal) of the notification's previous page. Called outside the page's transaction.
+     * lane without a claim ({@link Handover}): with other workers alive, this instance's share of the
+     * page at once; alone, waiting up to {@code wait} for room. Null when there is none (the page
+     * inserts every recipient {@code pending}). {@code seen}: devices per platform (by ordinal) of the
+     * notification's previous page. Called outside the page's transaction.
      */
     default Handover handover(UUID appId, String priority, int max, int[] seen, Duration wait) {
         return null;

@@ -63,13 +63,17 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *       devices in the order of {@code devices_app_created_idx}, resuming from a cursor stored with
  *       the page ({@code ON CONFLICT DO NOTHING} makes a replayed page harmless); each page checks
  *       the notification is still processing under its row lock, so a cancel stops the fan-out and
- *       no recipient is added after it. A page due at once goes straight to this instance's lane
- *       when it has room ({@link Handover}): the page is then sized to the room of the platform with
- *       the most of it, waits up to {@link #HANDOVER_WAIT} for it, and lists what each platform has
- *       room for in a leased handover instead of inserting them (recording inserts them with their
- *       outcome), handed to the lane after the commit; the rest are inserted {@code pending}. The
- *       fan-out thus keeps pace with the fastest platform of the audience, and a slow one (a slow Web
- *       Push service) gets its recipients through its own claims, at its own pace;</li>
+ *       no recipient is added after it. A page due at once goes in part straight to this instance's
+ *       lane ({@link Handover}): it lists what the lane takes in a leased handover instead of
+ *       inserting them (recording inserts them with their outcome), handed to the lane after the
+ *       commit; the rest are inserted {@code pending}, claimable by every worker. How much the lane
+ *       takes depends on the worker instances alive (see {@code DeliveryEngine#reserve}): with
+ *       several, a whole page of which this instance's share (1/N per platform, within its free room,
+ *       never waiting for room), so every worker delivers its part of the send; with this one alone,
+ *       a page sized to the room of the platform with the most of it, waiting up to
+ *       {@link #HANDOVER_WAIT} for it, so the fan-out keeps pace with the fastest platform of the
+ *       audience, and a slow one (a slow Web Push service) gets its recipients through its own
+ *       claims, at its own pace;</li>
  *   <li>the recipient count is set once, delivery is told, and a notification without recipients
  *       completes at once.</li>
  * </ol>
@@ -154,11 +158,12 @@ public class NotificationFanOut {
 
     /**
      * How long a page waits for room in this instance's lane ({@link Handover}) before it leaves its
-     * recipients {@code pending} for any instance's claim. Waiting is the fan-out keeping pace with
-     * delivery (with its fastest platform: a page never waits for the room of a slower one), so it is
-     * long enough that only a stalled lane (every provider of the audience timing out) gives its work
-     * to other instances: recipients a page leaves pending are claimed here too, at the cost of a
-     * claim statement each. The fan-out of a tiny audience in its creation's transaction never waits.
+     * recipients {@code pending} for any instance's claim, when this instance is the only worker alive
+     * (with several, a page never waits: what its share finds no room for is written claimable at
+     * once). Waiting is the fan-out keeping pace with the only lane there is (with its fastest
+     * platform: a page never waits for the room of a slower one): recipients a page leaves pending
+     * are claimed by that lane too, at the cost of a claim statement each. The fan-out of a tiny
+     * audience in its creation's transaction never waits.
      */
     static final Duration HANDOVER_WAIT = Duration.ofSeconds(2);
 

@@ -619,12 +619,36 @@ public class NotificationService implements NotificationReferences {
         return Page.of(views, page);
     }
 
-    Page<NotificationView.RecipientView> recipients(UUID appId, UUID id, PageRequest page) {
+    /**
+     * A page of the notification's recipients: by {@code cursor} (null: none) from the position it
+     * names, else by {@code page} up to {@link RecipientPage#MAX_OFFSET_ROWS} rows deep. Either way the
+     * page says where the next one starts ({@code next_cursor}).
+     *
+     * @throws InvalidInput a cursor this service did not make, a cursor with a page beyond the first,
+     *         or a page deeper than offset paging reads
+     */
+    RecipientPage recipients(UUID appId, UUID id, PageRequest page, String cursor) {
+        UUID after = null;
+        if (cursor != null) {
+            after = RecipientPage.after(cursor);
+            if (after == null) throw InvalidInput.of("cursor", "must be a next_cursor of this list, unchanged");
+            if (page.page() > 1) throw InvalidInput.of("page", "give either page or cursor, not both");
+        } else if ((long) page.page() * page.limit() > RecipientPage.MAX_OFFSET_ROWS) {
+            throw InvalidInput.of("page", "page × limit must be at most " + RecipientPage.MAX_OFFSET_ROWS
+                    + "; read deeper pages with cursor (the pagination's next_cursor)");
+        }
         if (!notifications.exists(appId, id)) throw new NotFound("Notification");
-        return Page.of(notifications.recipients(appId, id, page).stream()
+        List<NotificationRepository.Recipient> rows = after != null
+                ? notifications.recipientsAfter(appId, id, after, page.fetchSize())
+                : notifications.recipients(appId, id, page);
+        boolean more = rows.size() > page.limit();
+        if (more) rows = rows.subList(0, page.limit());
+        List<NotificationView.RecipientView> data = rows.stream()
                 .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
                         r.attempts(), r.lastError(), r.updatedAt(), r.dueAt(), r.expiresAt()))
-                .toList(), page);
+                .toList();
+        String next = more ? RecipientPage.cursor(rows.getLast().deviceId()) : null;
+        return new RecipientPage(data, new RecipientPage.Pagination(page.page(), page.limit(), more, next));
     }
 
     Page<EventReads.EventView> events(UUID appId, UUID id, PageRequest page) {

@@ -422,7 +422,7 @@ class NotificationTests extends ApiTest {
     @Test
     void theCancelAnswersBeforeItsPendingRecipientsAreCancelledAndTheBackgroundEndsThemAll() throws Exception {
         TestApp app = newApp();
-        int devices = 2_500;
+        int devices = 800;
         jdbc.sql("""
                         insert into devices (id, app_id, platform, token, token_hash)
                         select gen_random_uuid(), :app, 'android', t, sha256(convert_to(t, 'UTF8'))

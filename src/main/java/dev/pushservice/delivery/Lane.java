@@ -452,9 +452,19 @@ final class Lane {
         breakers.answered(send.circuit(), true, ProviderBreakers.Answer.NONE, null, null, clock.instant());
     }
 
-    /** Hands {@code send} to its provider. A sender thread. */
+    /**
+     * Hands {@code send} to its provider. A sender thread. A send whose notification was cancelled since
+     * its recipient was first looked at (rendering, the breaker, its origin's queue) is dropped here, the
+     * last moment before the request: its origin's slot, if it took one, passes on.
+     */
     private void start(Send send) {
         DeliveryStore.Claimed recipient = send.recipient();
+        if (isCancelled(recipient.notificationId())) {
+            if (send.probe()) unsentProbe(send);
+            finish(recipient, new DeliveryStore.Cancelled(recipient), "cancelled", DeliveryReasons.CANCELLED);
+            if (send.origin() != null) startWaiting(recipient.platform(), origins.get(recipient.platform()).answered(send.origin()));
+            return;
+        }
         long started = System.nanoTime();
         CompletableFuture<DeliveryResult> answer;
         try {

@@ -121,9 +121,9 @@ class NotificationController {
 
     @GetMapping("/{notification_id}/recipients")
     @Authorize(Scope.NOTIFICATIONS_READ)
-    Page<NotificationView.RecipientView> recipients(ApiPrincipal caller, @PathVariable("notification_id") String id,
-                                                    PageRequest page) {
-        return notifications.recipients(caller.appId(), Uuids.pathId(id, "notification_id"), page);
+    RecipientPage recipients(ApiPrincipal caller, @PathVariable("notification_id") String id, PageRequest page,
+                             @RequestParam(name = "cursor", required = false) String cursor) {
+        return notifications.recipients(caller.appId(), Uuids.pathId(id, "notification_id"), page, cursor);
     }
 
     @GetMapping("/{notification_id}/events")

@@ -521,9 +521,12 @@ public class NotificationFanOut {
         i = 0;
         for (JsonNode s : audience.path("excluded")) {
             FilterCompiler.Compiled c = compiler.compile(app, version(app, s).filter(), "exc" + i++);
-            // inside the subquery "d" is its own devices row: the set of excluded devices, hashed once
-            predicates.add("d.id not in (select d.id from devices d " + c.joins()
-                    + " where d.app_id = :app and (" + c.predicate() + "))");
+            // an anti-join: NOT IN over a subquery never becomes one (its NULL semantics), so PostgreSQL
+            // evaluated it as a hashed subplan rebuilt for every page. Inside the derived table "d" is its
+            // own devices row (the compiled filter names it so); outside it, "d" is the audience's device
+            predicates.add("not exists (select 1 from (select d.id from devices d " + c.joins()
+                    + " where d.app_id = :app and (" + c.predicate() + ")) excluded_" + (i - 1) + " where excluded_" + (i - 1)
+                    + ".id = d.id)");
             params.putAll(c.params());
         }
         return new NotificationRepository.AudienceSql(joins.toString(),

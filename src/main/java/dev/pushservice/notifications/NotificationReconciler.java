@@ -3,8 +3,10 @@ package dev.pushservice.notifications;
 import com.github.kagkarlsson.scheduler.task.helper.RecurringTask;
 import com.github.kagkarlsson.scheduler.task.helper.Tasks;
 import com.github.kagkarlsson.scheduler.task.schedule.FixedDelay;
+import com.github.kagkarlsson.scheduler.SchedulerClient;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -31,6 +33,9 @@ import org.springframework.context.annotation.Configuration;
  *       ({@code dead_letter_jobs}, instance = the notification's id) and is not scheduled again becomes
  *       {@code failed} once what it materialized is delivered ({@link NotificationService#failFanOut}),
  *       its fact carrying the reason {@value NotificationService#FANOUT_FAILED}.</li>
+ *   <li>A notification still cancelling ({@link NotificationCancels}) whose background task is gone
+ *       (dead-lettered after its retries) gets the task scheduled again, so its pending recipients end
+ *       cancelled and its fact is recorded.</li>
  *   <li>Before those, the waiting recipients of processing notifications whose TTL has run out are made
  *       {@code expired} ({@code ttl_expired}; {@link RecipientDelivery#expireOverdue}, batches of
  *       {@value RecipientDelivery#OVERDUE_BATCH} until fewer are left), so a notification whose provider is
@@ -53,6 +58,7 @@ class NotificationReconciler {
     @Bean
     RecurringTask<Void> notificationReconcile(NotificationRepository notifications, NotificationService service,
                                               ObjectProvider<RecipientDelivery> delivery, Clock clock,
+                                              CancelRepository cancels, SchedulerClient scheduler,
                                               @Value("${push.notifications.reconcile-interval:30s}") Duration every) {
         if (every.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new IllegalArgumentException("push.notifications.reconcile-interval must be at least 1s");
@@ -77,6 +83,11 @@ class NotificationReconciler {
             }
             for (NotificationRepository.Unfinished n : notifications.cancelledUncounted(BATCH)) {
                 if (reconcile(n, () -> service.finishIfDone(n.appId(), n.id()))) finished++;
+            }
+            for (CancelRepository.Cancelling c : cancels.cancellingWithoutTask(NotificationCancels.TASK_NAME, BATCH)) {
+                scheduler.scheduleIfNotExists(NotificationCancels.TASK.instance(c.id().toString())
+                        .data(new NotificationCancels.Data(c.appId(), c.id())).scheduledTo(Instant.now()));
+                log.info("Notification {}: its cancel's background task was gone, scheduled again", c.id());
             }
             int failed = 0;
             for (NotificationRepository.Unfinished n : notifications.fanOutDeadLettered(NotificationFanOut.TASK_NAME, BATCH)) {

@@ -739,6 +739,24 @@ class NotificationRepository {
                 .list();
     }
 
+    /**
+     * Up to {@code limit} recipients after the device {@code after}, in device order: a range of the
+     * recipients' primary key (and of the few handed over), whatever the depth.
+     */
+    List<Recipient> recipientsAfter(UUID appId, UUID id, UUID after, int limit) {
+        return jdbc.sql("""
+                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,
+                               expires_at
+                        from notification_recipient_states where notification_id = :id and app_id = :app and device_id > :after
+                        order by device_id limit :limit""")
+                .param("id", id).param("app", appId).param("after", after).param("limit", limit)
+                .query((rs, n) -> new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
+                        rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),
+                        rs.getString("last_error"), rs.getTimestamp("updated_at").toInstant(), instant(rs, "due_at"),
+                        instant(rs, "expires_at")))
+                .list();
+    }
+
     private Row row(ResultSet rs, int n) throws SQLException {
         String summary = rs.getString("summary");
         return new Row(rs.getObject("id", UUID.class), rs.getObject("app_id", UUID.class), rs.getString("name"),

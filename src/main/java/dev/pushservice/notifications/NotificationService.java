@@ -78,12 +78,15 @@ public class NotificationService implements NotificationReferences {
     private final AppSettingsService settings;
     private final FrequencyCapping caps;
     private final ObjectProvider<NotificationFanOut> fanOut;
+    private final CancelRepository cancels;
 
     NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
                         LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
                         ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit,
-                        AppSettingsService settings, FrequencyCapping caps, ObjectProvider<NotificationFanOut> fanOut) {
+                        AppSettingsService settings, FrequencyCapping caps, ObjectProvider<NotificationFanOut> fanOut,
+                        CancelRepository cancels) {
         this.fanOut = fanOut;
+        this.cancels = cancels;
         this.settings = settings;
         this.caps = caps;
         this.jobs = jobs;
@@ -423,9 +426,17 @@ public class NotificationService implements NotificationReferences {
     }
 
     /**
-     * Cancels a draft, queued or processing notification: every recipient not yet handed to a
-     * provider ({@code pending}) becomes {@code cancelled}, and the fan-out stops at its next page.
-     * Recipients already handed over ({@code sending}) finish as the provider answers.
+     * Cancels a draft, queued or processing notification. A draft or queued one has no recipients yet:
+     * it is finished here, with its counts and its {@code notification.cancelled} fact. A processing one
+     * is marked {@code cancelled} at once, by one keyed update that touches no recipient row, and its
+     * {@code pending} recipients are left to the background task {@link NotificationCancels}, enqueued
+     * in this transaction, which cancels them in batches and then records the fact. From this commit
+     * nothing more is sent: no lane claims a cancelled notification's recipients, the fan-out stops
+     * at its next page, and the recipients this process claimed or was handed but has not given to a
+     * provider yet are dropped (told after the commit, before the answer). Recipients already handed
+     * over ({@code sending}) finish as the provider answers. The answer's counts are those of the
+     * moment: recipients still {@code pending} there are never sent and become {@code cancelled}
+     * shortly (docs/api-decisions.md).
      *
      * @throws NotFound unknown or another app's
      * @throws InvalidInput the notification is already terminal
@@ -438,16 +449,27 @@ public class NotificationService implements NotificationReferences {
                     + "; only draft, queued or processing notifications can be cancelled");
         }
         Instant now = clock.instant();
-        int cancelled = notifications.cancelPending(appId, id, now);
-        caps.cancelled(id); // the cancelled recipients' frequency-cap slots (a retry holds one) are given back
-        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-        boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
-        notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
-        if (!inFlight) notifications.storeReport(appId, id, sendStart(row), now);
+        if (PROCESSING.equals(row.status())) {
+            cancels.markCancelling(appId, id, now);
+            scheduler.scheduleIfNotExists(NotificationCancels.TASK.instance(id.toString())
+                    .data(new NotificationCancels.Data(appId, id)).scheduledTo(Instant.now()));
+            // the background starts right after this commit, not at the next poll
+            jobs.orderedStream().forEach(JobRunner::checkForDueWorkAfterCommit);
+            log.info("Notification {} cancelled from {}; its pending recipients are cancelled in the background", id,
+                    row.status());
+        } else {
+            // draft or queued: nothing was materialized (the fan-out moves it to processing first)
+            int cancelled = notifications.cancelPending(appId, id, now);
+            caps.cancelled(id);
+            List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
+            boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
+            notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
+            if (!inFlight) notifications.storeReport(appId, id, sendStart(row), now);
+            lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
+                    Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
+            log.info("Notification {} cancelled from {}", id, row.status());
+        }
         audit.record(appId, "notification.cancel", "notification", id, List.of("status"));
-        lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
-                Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
-        log.info("Notification {} cancelled from {} ({} pending recipient(s) cancelled)", id, row.status(), cancelled);
         // recipients claimed by delivery in this process but not yet handed to a provider are dropped too
         DeliveryHandoff handoff = delivery.getIfAvailable();
         if (handoff != null) {
@@ -459,6 +481,27 @@ public class NotificationService implements NotificationReferences {
             });
         }
         return get(appId, id);
+    }
+
+    /**
+     * Finishes the cancel of a processing notification once its background task left nothing
+     * pending ({@link NotificationCancels}): records its {@code notification.cancelled} fact
+     * ({@code recipients_cancelled}: what the task's last run cancelled) and, when nothing of it is
+     * in flight, its final counts. Once per cancel: does nothing when it is not cancelling any more.
+     */
+    @Transactional
+    public void finishCancel(UUID appId, UUID id, long recipientsCancelled) {
+        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
+        if (row == null || !cancels.endCancelling(appId, id)) return;
+        List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
+        if (counts != null) {
+            notifications.storeSummary(appId, id, summary(counts));
+            notifications.storeReport(appId, id, sendStart(row), row.finishedAt());
+        }
+        lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id, Map.of("notification_id", id,
+                "previous_status", PROCESSING, "recipients_cancelled", recipientsCancelled), clock.instant());
+        log.info("Notification {}: cancel finished, {} pending recipient(s) cancelled in the background{}", id,
+                recipientsCancelled, counts == null ? "; recipients still in flight" : "");
     }
 
     /**
@@ -576,12 +619,36 @@ public class NotificationService implements NotificationReferences {
         return Page.of(views, page);
     }
 
-    Page<NotificationView.RecipientView> recipients(UUID appId, UUID id, PageRequest page) {
+    /**
+     * A page of the notification's recipients: by {@code cursor} (null: none) from the position it
+     * names, else by {@code page} up to {@link RecipientPage#MAX_OFFSET_ROWS} rows deep. Either way the
+     * page says where the next one starts ({@code next_cursor}).
+     *
+     * @throws InvalidInput a cursor this service did not make, a cursor with a page beyond the first,
+     *         or a page deeper than offset paging reads
+     */
+    RecipientPage recipients(UUID appId, UUID id, PageRequest page, String cursor) {
+        UUID after = null;
+        if (cursor != null) {
+            after = RecipientPage.after(cursor);
+            if (after == null) throw InvalidInput.of("cursor", "must be a next_cursor of this list, unchanged");
+            if (page.page() > 1) throw InvalidInput.of("page", "give either page or cursor, not both");
+        } else if ((long) page.page() * page.limit() > RecipientPage.MAX_OFFSET_ROWS) {
+            throw InvalidInput.of("page", "page × limit must be at most " + RecipientPage.MAX_OFFSET_ROWS
+                    + "; read deeper pages with cursor (the pagination's next_cursor)");
+        }
         if (!notifications.exists(appId, id)) throw new NotFound("Notification");
-        return Page.of(notifications.recipients(appId, id, page).stream()
+        List<NotificationRepository.Recipient> rows = after != null
+                ? notifications.recipientsAfter(appId, id, after, page.fetchSize())
+                : notifications.recipients(appId, id, page);
+        boolean more = rows.size() > page.limit();
+        if (more) rows = rows.subList(0, page.limit());
+        List<NotificationView.RecipientView> data = rows.stream()
                 .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
                         r.attempts(), r.lastError(), r.updatedAt(), r.dueAt(), r.expiresAt()))
-                .toList(), page);
+                .toList();
+        String next = more ? RecipientPage.cursor(rows.getLast().deviceId()) : null;
+        return new RecipientPage(data, new RecipientPage.Pagination(page.page(), page.limit(), more, next));
     }
 
     Page<EventReads.EventView> events(UUID appId, UUID id, PageRequest page) {

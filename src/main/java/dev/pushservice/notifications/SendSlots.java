@@ -1,6 +1,7 @@
 package dev.pushservice.notifications;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -20,6 +21,10 @@ import java.util.function.LongPredicate;
  * of them. A recipient due mid-minute gets the first free position at or after its due time; the
  * positions it skips stay unused. Minutes are read from the database a day at a time as the walk
  * reaches them; {@link #flush} writes the minutes changed, in one statement. Not thread-safe.
+ *
+ * <p>Linear in recipients plus minutes walked: minutes only fill up, so a full minute remembers a later
+ * minute to try next ({@link #skip}, shortened along every walk), and a recipient due at a full minute
+ * jumps over the run of full minutes behind it instead of walking it again.
  */
 final class SendSlots {
 
@@ -32,6 +37,8 @@ final class SendSlots {
     private final Map<Long, Integer> used = new HashMap<>();
     private final Set<Long> loadedDays = new HashSet<>();
     private final Map<Long, Integer> changed = new TreeMap<>();
+    /** full minute → a later minute, every full minute before it full too (a minute never empties here) */
+    private final Map<Long, Long> skip = new HashMap<>();
 
     SendSlots(SendThrottleRepository repository, UUID appId, int perMinute) {
         if (perMinute < 1) throw new IllegalArgumentException("perMinute must be at least 1");
@@ -48,18 +55,34 @@ final class SendSlots {
     long take(long dueMicros, LongPredicate sendable) {
         long minute = Math.floorDiv(dueMicros, MINUTE_MICROS) * MINUTE_MICROS;
         long position = ceilDiv((dueMicros - minute) * perMinute, MINUTE_MICROS);
-        while (true) {
-            long p = Math.max(used(minute), position);
-            if (p < perMinute) {
-                long slot = minute + p * MINUTE_MICROS / perMinute;
-                if (!sendable.test(slot)) return -1;
-                used.put(minute, (int) p + 1);
-                changed.put(minute, (int) p + 1);
-                return slot;
-            }
-            minute += MINUTE_MICROS;
-            position = 0;
+        long p = Math.max(used(minute), position);
+        if (p >= perMinute) {
+            minute = firstWithRoom(minute + MINUTE_MICROS);
+            p = used(minute);
         }
+        long slot = minute + p * MINUTE_MICROS / perMinute;
+        if (!sendable.test(slot)) return -1;
+        used.put(minute, (int) p + 1);
+        changed.put(minute, (int) p + 1);
+        return slot;
+    }
+
+    /**
+     * The first minute at or after {@code from} with a free position: follows the skips of full
+     * minutes and points every full minute walked at the answer, so the next walk from any of them
+     * is one step.
+     */
+    private long firstWithRoom(long from) {
+        long minute = from;
+        ArrayList<Long> walked = null;
+        while (used(minute) >= perMinute) {
+            if (walked == null) walked = new ArrayList<>();
+            walked.add(minute);
+            Long next = skip.get(minute);
+            minute = next != null ? next : minute + MINUTE_MICROS;
+        }
+        if (walked != null) for (Long full : walked) skip.put(full, minute);
+        return minute;
     }
 
     /** Writes the minutes whose slots were taken. */

@@ -23,7 +23,9 @@
  * started) → {@code completed} | {@code failed} | {@code cancelled}. {@code completed}: every
  * recipient terminal and at least one accepted or none failed (zero recipients included);
  * {@code failed}: recipients failed and none was accepted. Cancel works from draft, queued and
- * processing. Recipient states: {@code pending} → {@code sending} (handed to a provider) →
+ * processing; it answers at once, and a processing notification's pending recipients are cancelled
+ * in batches by the background task {@code notification-cancel}
+ * ({@link dev.pushservice.notifications.NotificationCancels}). Recipient states: {@code pending} → {@code sending} (handed to a provider) →
  * {@code accepted} | {@code failed} | {@code invalid_token}; {@code pending} → {@code cancelled} |
  * {@code expired} | {@code skipped_frequency_cap} (the app's frequency cap, decided when delivery
  * claims it). Each recipient ends in exactly one terminal state.

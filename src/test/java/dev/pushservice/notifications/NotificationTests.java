@@ -49,6 +49,8 @@ class NotificationTests extends ApiTest {
     JdbcClient jdbc;
     @Autowired
     NotificationFanOut fanOut;
+    @Autowired
+    javax.sql.DataSource dataSource;
 
     @Autowired
     DeliveryEngine delivery;
@@ -395,15 +397,179 @@ class NotificationTests extends ApiTest {
         assertThat(cancelled.status()).as(cancelled.toString()).isEqualTo(200);
         JsonNode s = cancelled.json();
         assertThat(s.path("status").asString()).isEqualTo("cancelled");
-        assertThat(s.path("counts").path("cancelled").asInt()).isEqualTo(3);
-        assertThat(s.path("counts").path("pending").asInt()).isZero();
+        // the counts of the answer's moment: what is still pending there is cancelled by the background
+        assertThat(s.path("counts").path("cancelled").asInt() + s.path("counts").path("pending").asInt()).isEqualTo(3);
         assertThat(s.path("platforms").path("android").path("recipients").asInt()).isEqualTo(3);
+        await().atMost(FANOUT_WAIT).until(() -> facts(id).contains("notification.cancelled"));
         assertThat(recipients(app, id)).allMatch(n -> n.path("status").asString().equals("cancelled"));
         assertThat(facts(id)).endsWith("notification.cancelled");
+        JsonNode after = summary(app, id);
+        assertThat(after.path("counts").path("cancelled").asInt()).isEqualTo(3);
+        assertThat(after.path("counts").path("pending").asInt()).isZero();
         assertThat(jdbc.sql("select report::text from notifications where id = cast(:id as uuid)").param("id", id)
                 .query(String.class).single()).as("the report page's figures, stored by the cancel (nothing in flight)")
                 .contains("[\"android\", \"cancelled\", null, 3]");
         assertError(api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), ""), 422, "validation_failed");
+    }
+
+    /**
+     * The cancel answers without touching the recipient rows: with one pending recipient held by
+     * another transaction (as a slow writer would), the answer still comes, that recipient still
+     * pending at the answer, and nothing recorded as finished; once it is let go, the background
+     * cancels every pending recipient in batches and records the fact. Before issue 29 the cancel
+     * updated every pending row in its request and waited for the held one.
+     */
+    @Test
+    void theCancelAnswersBeforeItsPendingRecipientsAreCancelledAndTheBackgroundEndsThemAll() throws Exception {
+        TestApp app = newApp();
+        int devices = 800;
+        jdbc.sql("""
+                        insert into devices (id, app_id, platform, token, token_hash)
+                        select gen_random_uuid(), :app, 'android', t, sha256(convert_to(t, 'UTF8'))
+                        from (select 'cancel-' || gen_random_uuid() as t from generate_series(1, :n)) s""")
+                .param("app", app.appId()).param("n", devices).update();
+        String id = create(app, content("{\"type\":\"all\"}"));
+        assertThat(materialized(app, id).path("recipient_count").asInt()).isEqualTo(devices);
+        UUID held = jdbc.sql("select device_id from notification_recipients where notification_id = cast(:id as uuid) limit 1")
+                .param("id", id).query(UUID.class).single();
+
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        TestApi.Response answer;
+        try (java.sql.Connection writer = dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            try (var lock = writer.prepareStatement("select 1 from notification_recipients where notification_id = ? and device_id = ? for update")) {
+                lock.setObject(1, UUID.fromString(id));
+                lock.setObject(2, held);
+                lock.executeQuery().close();
+            }
+            Future<TestApi.Response> cancel = pool.submit(() -> api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), ""));
+            answer = cancel.get(20, java.util.concurrent.TimeUnit.SECONDS); // the old cancel waited for the held row here
+            assertThat(answer.status()).as(answer.toString()).isEqualTo(200);
+            assertThat(answer.json().path("status").asString()).isEqualTo("cancelled");
+            assertThat(answer.json().path("finished_at").isNull()).isFalse();
+            assertThat(recipientStatus(id, held)).as("the held recipient is still pending after the answer").isEqualTo("pending");
+            assertThat(facts(id)).as("the cancel finishes when nothing is pending").doesNotContain("notification.cancelled");
+            // the others are cancelled meanwhile, without waiting for the held one
+            await().atMost(FANOUT_WAIT).until(() -> statusCounts(id).getOrDefault("cancelled", 0L) == devices - 1);
+            assertThat(summary(app, id).path("counts").path("pending").asInt()).isEqualTo(1);
+            writer.rollback();
+        } finally {
+            pool.shutdownNow();
+        }
+        await().atMost(FANOUT_WAIT).until(() -> facts(id).contains("notification.cancelled"));
+        assertThat(statusCounts(id)).isEqualTo(java.util.Map.of("cancelled", (long) devices));
+        assertThat(recipientStatus(id, held)).isEqualTo("cancelled");
+        assertThat(jdbc.sql("select payload ->> 'recipients_cancelled' from lifecycle_events where subject_id = cast(:id as uuid)"
+                        + " and kind = 'notification.cancelled'").param("id", id).query(String.class).single())
+                .isEqualTo(String.valueOf(devices));
+        assertThat(jdbc.sql("select summary is not null and not cancelling from notifications where id = cast(:id as uuid)")
+                .param("id", id).query(Boolean.class).single()).as("final counts stored, the cancel finished").isTrue();
+        assertThat(summary(app, id).path("counts").path("cancelled").asInt()).isEqualTo(devices);
+        assertThat(facts(id)).endsWith("notification.cancelled").filteredOn("notification.cancelled"::equals).hasSize(1);
+    }
+
+    private String recipientStatus(String id, UUID device) {
+        return jdbc.sql("select status from notification_recipients where notification_id = cast(:id as uuid) and device_id = :d")
+                .param("id", id).param("d", device).query(String.class).single();
+    }
+
+    private java.util.Map<String, Long> statusCounts(String id) {
+        java.util.Map<String, Long> counts = new java.util.TreeMap<>();
+        jdbc.sql("select status, count(*) as n from notification_recipients where notification_id = cast(:id as uuid) group by status")
+                .param("id", id).query((rs, n) -> counts.put(rs.getString("status"), rs.getLong("n"))).list();
+        return counts;
+    }
+
+    /**
+     * The recipient list by cursor: pages of 7 over 100 recipients see each exactly once while the
+     * recipients' states change between pages (before and after the cursor); the last page has no
+     * next cursor. Offset paging stops at 10,000 rows deep with a 422 that points at the cursor.
+     */
+    @Test
+    void recipientPagesByCursorSeeEveryRecipientOnceWhileTheirStatesChange() {
+        TestApp app = newApp();
+        Set<UUID> devices = new HashSet<>();
+        for (int i = 0; i < 100; i++) devices.add(i % 2 == 0 ? ios(app, "") : android(app, ""));
+        String id = create(app, content("{\"type\":\"all\"}"));
+        materialized(app, id);
+
+        List<UUID> seen = new ArrayList<>();
+        String cursor = null;
+        int pages = 0;
+        java.util.Random random = new java.util.Random(29);
+        while (true) {
+            TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=7"
+                    + (cursor == null ? "" : "&cursor=" + cursor), app.serverKey());
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            r.json().path("data").forEach(n -> seen.add(UUID.fromString(n.path("device_id").asString())));
+            pages++;
+            JsonNode pagination = r.json().path("pagination");
+            assertThat(pagination.path("page").asInt()).isEqualTo(1);
+            if (!pagination.path("has_more").asBoolean()) {
+                assertThat(pagination.path("next_cursor").isNull()).isTrue();
+                break;
+            }
+            cursor = pagination.path("next_cursor").asString();
+            assertThat(cursor).matches("[A-Za-z0-9_-]+");
+            // rows change as the list is walked: some before the cursor, some after it
+            jdbc.sql("""
+                            update notification_recipients set status = :s, attempts = attempts + 1, updated_at = now()
+                            where notification_id = cast(:id as uuid) and device_id in (
+                                select device_id from notification_recipients where notification_id = cast(:id as uuid)
+                                order by md5(device_id::text || :salt) limit 10)""")
+                    .param("id", id).param("s", random.nextBoolean() ? "sending" : "failed")
+                    .param("salt", String.valueOf(random.nextInt())).update();
+        }
+        assertThat(pages).isEqualTo(15);
+        assertThat(seen).hasSize(100).doesNotHaveDuplicates();
+        assertThat(new HashSet<>(seen)).isEqualTo(devices);
+        assertThat(seen.stream().map(UUID::toString).toList()).as("in PostgreSQL's uuid order").isSorted();
+
+        // a page by offset carries a cursor too, so a client can go on by cursor
+        TestApi.Response first = api.get("/v1/notifications/" + id + "/recipients?limit=50&page=1", app.serverKey());
+        assertThat(first.status()).as(first.toString()).isEqualTo(200);
+        String next = first.json().path("pagination").path("next_cursor").asString();
+        TestApi.Response second = api.get("/v1/notifications/" + id + "/recipients?limit=50&cursor=" + next, app.serverKey());
+        TestApi.Response byPage = api.get("/v1/notifications/" + id + "/recipients?limit=50&page=2", app.serverKey());
+        assertThat(second.json().path("data").toString()).isEqualTo(byPage.json().path("data").toString());
+
+        // offset paging is bounded: page × limit at most 10,000
+        assertThat(api.get("/v1/notifications/" + id + "/recipients?limit=200&page=50", app.serverKey()).status()).isEqualTo(200);
+        TestApi.Response deep = api.get("/v1/notifications/" + id + "/recipients?limit=200&page=51", app.serverKey());
+        assertError(deep, 422, "validation_failed");
+        assertThat(deep.json().path("error").path("details").toString()).contains("page").contains("cursor");
+        TestApi.Response bad = api.get("/v1/notifications/" + id + "/recipients?cursor=not-a-cursor", app.serverKey());
+        assertError(bad, 422, "validation_failed");
+        assertThat(bad.json().path("error").path("details").toString()).contains("cursor");
+        assertError(api.get("/v1/notifications/" + id + "/recipients?page=2&cursor=" + next, app.serverKey()), 422, "validation_failed");
+        assertError(api.get("/v1/notifications/" + id + "/recipients?cursor=" + next + "&cursor=" + next, app.serverKey()),
+                422, "validation_failed");
+        assertError(api.get("/v1/notifications/" + id + "/recipients?cursor=" + next, newApp().serverKey()), 404, "not_found");
+    }
+
+    /**
+     * Excluded segments are an anti-join: PostgreSQL plans NOT EXISTS as one, where NOT IN (select …)
+     * was a subplan evaluated again for every page.
+     */
+    @Test
+    void excludedSegmentsArePlannedAsAnAntiJoin() {
+        TestApp app = newApp();
+        ios(app, ",\"external_user_id\":\"ann\",\"tags\":{\"plan\":\"gold\"}");
+        android(app, "");
+        String androids = segment(app, "{\"field\":\"platform\",\"operator\":\"eq\",\"value\":\"android\"}");
+        String gold = segment(app, "{\"field\":\"tag.plan\",\"operator\":\"eq\",\"value\":\"gold\"}");
+        String id = create(app, "{\"title\":\"t\",\"body\":\"b\",\"target\":{\"type\":\"all\"},"
+                + "\"excluded_segment_ids\":[\"" + androids + "\",\"" + gold + "\"]}");
+        assertThat(recipients(app, id(materialized(app, id)))).isEmpty();
+
+        JsonNode audience = tools.jackson.databind.json.JsonMapper.builder().build().readTree(
+                jdbc.sql("select audience::text from notifications where id = cast(:id as uuid)").param("id", id)
+                        .query(String.class).single());
+        NotificationRepository.AudienceSql sql = fanOut.audience(app.appId(), audience);
+        String plan = String.join("\n", jdbc.sql("explain select d.id from devices d " + sql.joins()
+                        + " where d.app_id = :app and d.enabled and (" + sql.predicate() + ")")
+                .param("app", app.appId()).params(sql.params()).query(String.class).list());
+        assertThat(plan.split("Anti Join", -1)).as(plan).hasSize(3); // one per excluded segment
     }
 
     // --- idempotency ---------------------------------------------------------------------------

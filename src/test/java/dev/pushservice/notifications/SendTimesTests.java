@@ -96,6 +96,54 @@ class SendTimesTests {
         assertThat(second.take(t0 + 10 * minute + 20_000_000, t -> true)).isEqualTo(t0 + 10 * minute + 30_000_000);
     }
 
+    /**
+     * Many recipients over minutes another page already filled in part: every slot is the one the
+     * plain walk (each recipient walking minute by minute from its due time) would give, whatever
+     * order the due times come in.
+     */
+    @Test
+    void manyRecipientsGetTheSlotsOfTheMinuteByMinuteWalk() {
+        long minute = 60_000_000L;
+        long t0 = Instant.parse("2026-12-01T10:00:00Z").getEpochSecond() * 1_000_000L;
+        int perMinute = 7;
+        java.util.Random random = new java.util.Random(29);
+        Map<Long, Integer> before = new HashMap<>();
+        for (int m = 0; m < 4_000; m += 1 + random.nextInt(3)) before.put(t0 + m * minute, random.nextInt(perMinute + 1));
+        FakeThrottle store = new FakeThrottle();
+        store.minutes.putAll(before);
+        SendSlots slots = new SendSlots(store, UUID.randomUUID(), perMinute);
+        Map<Long, Integer> walked = new HashMap<>(before);
+        for (int i = 0; i < 30_000; i++) {
+            // mostly due at once (a campaign), some later, a few in a TTL that runs out
+            long due = i % 5 == 0 ? t0 + random.nextLong(600 * minute) : t0 + random.nextInt(1_000);
+            long ttlEnd = i % 97 == 0 ? due + 30 * minute : Long.MAX_VALUE;
+            long expected = walk(walked, perMinute, due, ttlEnd);
+            assertThat(slots.take(due, t -> t < ttlEnd)).as("recipient %d", i).isEqualTo(expected);
+        }
+        slots.flush();
+        Map<Long, Integer> stored = new HashMap<>(store.minutes);
+        stored.values().forEach(n -> assertThat(n).isBetween(0, perMinute));
+        walked.forEach((m, n) -> assertThat(stored.getOrDefault(m, 0)).as("minute %d", m).isEqualTo(n));
+    }
+
+    /** The plain walk: minute by minute from the due time to the first free position (-1: past the TTL, nothing taken). */
+    private static long walk(Map<Long, Integer> used, int perMinute, long due, long ttlEnd) {
+        long minuteLength = 60_000_000L;
+        long minute = Math.floorDiv(due, minuteLength) * minuteLength;
+        long position = -Math.floorDiv(-(due - minute) * perMinute, minuteLength);
+        while (true) {
+            long p = Math.max(used.getOrDefault(minute, 0), position);
+            if (p < perMinute) {
+                long slot = minute + p * minuteLength / perMinute;
+                if (slot >= ttlEnd) return -1;
+                used.put(minute, (int) p + 1);
+                return slot;
+            }
+            minute += minuteLength;
+            position = 0;
+        }
+    }
+
     /** The throttle's minutes in memory. */
     private static final class FakeThrottle extends SendThrottleRepository {
         final Map<Long, Integer> minutes = new HashMap<>();

@@ -6,12 +6,14 @@ import dev.pushservice.support.TestDatabase;
 import java.util.List;
 import java.util.Map;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationVersion;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /**
- * V49 and V50 convert existing tables in place: a database migrated to V48 and filled by the old
+ * V49 and V50 convert existing tables in place: a database migrated to the version before V49 and filled by the old
  * schema keeps every row, the daily outcome counts (the copy fires no trigger), the triggers, foreign
  * keys, indexes and views over the tables, and the lifecycle id sequence, once migrated on.
  */
@@ -21,7 +23,13 @@ class PartitioningMigrationTests {
     void existingRowsMoveIntoThePartitionedTablesWithTheirTriggersAndViews() {
         DatabaseUrl url = TestDatabase.newDatabase();
         DriverManagerDataSource ds = new DriverManagerDataSource(url.jdbcUrl(), url.username(), url.password());
-        Flyway.configure().dataSource(ds).locations("classpath:db/migration").target("48").load().migrate();
+        // the last migration before the conversion (other branches add versions below V49)
+        MigrationVersion before = java.util.Arrays.stream(
+                        Flyway.configure().dataSource(ds).locations("classpath:db/migration").load().info().all())
+                .map(MigrationInfo::getVersion)
+                .filter(v -> v != null && v.compareTo(MigrationVersion.fromVersion("49")) < 0)
+                .max(MigrationVersion::compareTo).orElseThrow();
+        Flyway.configure().dataSource(ds).locations("classpath:db/migration").target(before).load().migrate();
         JdbcClient jdbc = JdbcClient.create(ds);
         jdbc.sql("""
                 insert into organisations (id, name) values ('00000000-0000-4000-8000-000000000001', 'o');

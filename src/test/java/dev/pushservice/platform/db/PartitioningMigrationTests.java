@@ -80,7 +80,7 @@ class PartitioningMigrationTests {
         assertThat(triggers(jdbc)).containsAll(triggers);
         assertThat(accepted(jdbc)).as("the copy counted nothing again").isEqualTo(accepted);
         assertThat(jdbc.sql("select count(*) from notification_recipient_states").query(Long.class).single()).isEqualTo(4000);
-        assertThat(jdbc.sql("select count(*) from pg_constraint where conname = 'events_app_id_fkey'").query(Long.class).single())
+        assertThat(jdbc.sql("select count(*) from pg_constraint where conname = 'events_app_id_fkey' and conrelid = 'events'::regclass").query(Long.class).single())
                 .isEqualTo(1);
         assertThat(jdbc.sql("select indexname from pg_indexes where tablename = 'notification_recipients'").query(String.class).list())
                 .contains("notification_recipients_pkey", "notification_recipients_work_idx");

@@ -63,6 +63,7 @@ class StoragePartitionsTests {
                 String day = DAY.format(now.plus(d, ChronoUnit.DAYS));
                 assertThat(partitionOf(jdbc, "notification_recipients_p" + day)).isEqualTo("notification_recipients");
                 assertThat(partitionOf(jdbc, "lifecycle_events_p" + day)).isEqualTo("lifecycle_events");
+                assertThat(partitionOf(jdbc, "webhook_deliveries_p" + day)).isEqualTo("webhook_deliveries");
             }
             LocalDate monday = LocalDate.ofInstant(now, ZoneOffset.UTC).with(java.time.DayOfWeek.MONDAY);
             assertThat(partitionOf(jdbc, "events_p" + monday.format(DateTimeFormatter.BASIC_ISO_DATE))).isEqualTo("events");

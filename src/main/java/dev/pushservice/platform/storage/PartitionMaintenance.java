@@ -19,7 +19,7 @@ import org.springframework.stereotype.Service;
 
 /**
  * Keeps the time-partitioned tables ({@code notification_recipients}, {@code events},
- * {@code lifecycle_events}; docs/storage.md) bounded: creates their partitions
+ * {@code lifecycle_events}, {@code webhook_deliveries}; docs/storage.md) bounded: creates their partitions
  * {@link RetentionProperties#partitionsAhead() ahead} of the clock, and drops whole partitions whose
  * rows are older than the table's retention. Runs at every start (any role: an instance that writes
  * must find its partitions) and every {@value #EVERY_MINUTES} minutes as the recurring task

@@ -61,7 +61,7 @@ class PartitioningMigrationTests {
 
         Flyway.configure().dataSource(ds).locations("classpath:db/migration").load().migrate();
 
-        for (String table : List.of("notification_recipients", "events", "lifecycle_events")) {
+        for (String table : List.of("notification_recipients", "events", "lifecycle_events", "webhook_deliveries")) {
             assertThat(jdbc.sql("select relkind::text from pg_class where relname = :t").param("t", table)
                     .query(String.class).single()).as(table).isEqualTo("p");
         }

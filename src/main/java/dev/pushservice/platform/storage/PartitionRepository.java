@@ -18,7 +18,7 @@ class PartitionRepository {
     /** Key of the advisory lock every partition change takes (any constant shared by all instances). */
     private static final long LOCK = 0x7061_7274_6974_6e73L; // "partitns"
 
-    /** How long a drop waits for the parent's lock before giving up until the next run. */
+    /** How long a change waits for a table's lock before giving up until the next run. */
     static final String LOCK_TIMEOUT = "5s";
 
     /** A partition retention may drop: its table and the newest time its rows can be about. */
@@ -34,6 +34,8 @@ class PartitionRepository {
     /** Creates the missing partitions of every table for the periods from {@code from} to {@code to}; how many. */
     @Transactional
     int create(Instant from, Instant to) {
+        // an attach waits for the default partition's lock: never queue every writer behind a long transaction
+        jdbc.sql("select set_config('lock_timeout', :timeout, true)").param("timeout", LOCK_TIMEOUT).query().singleRow();
         jdbc.sql("select pg_advisory_xact_lock(:lock)").param("lock", LOCK).query().singleRow();
         return jdbc.sql("select storage_create_partitions(:from, :to)")
                 .param("from", Timestamp.from(from)).param("to", Timestamp.from(to)).query(Integer.class).single();

@@ -4,7 +4,8 @@
 -- creates partitions ahead and drops expired ones.
 --
 -- This migration adds the machinery (a registry of partitions and the functions that create, drop
--- and convert) and converts notification_recipients; V50 converts events and lifecycle_events.
+-- and convert) and converts notification_recipients; V50 converts events and lifecycle_events, V51
+-- webhook_deliveries.
 
 -- The partitioned tables: the key column, what it holds (a time, or a time-ordered UUIDv7 whose first
 -- 48 bits are the Unix time in milliseconds) and the length of one partition.

@@ -58,17 +58,20 @@ class StoragePartitionsTests {
             JdbcClient jdbc = app.jdbc();
             Instant now = Instant.now();
 
-            // ahead: a week of daily partitions from today (recipients, lifecycle facts), weeks of events
+            // ahead: a week of daily partitions from today (recipients, lifecycle facts), weeks of events and webhook deliveries
             for (int d = 0; d <= 7; d++) {
                 String day = DAY.format(now.plus(d, ChronoUnit.DAYS));
                 assertThat(partitionOf(jdbc, "notification_recipients_p" + day)).isEqualTo("notification_recipients");
                 assertThat(partitionOf(jdbc, "lifecycle_events_p" + day)).isEqualTo("lifecycle_events");
-                assertThat(partitionOf(jdbc, "webhook_deliveries_p" + day)).isEqualTo("webhook_deliveries");
             }
             LocalDate monday = LocalDate.ofInstant(now, ZoneOffset.UTC).with(java.time.DayOfWeek.MONDAY);
             assertThat(partitionOf(jdbc, "events_p" + monday.format(DateTimeFormatter.BASIC_ISO_DATE))).isEqualTo("events");
             assertThat(partitionOf(jdbc, "events_p" + monday.plusWeeks(1).format(DateTimeFormatter.BASIC_ISO_DATE)))
                     .isEqualTo("events");
+            assertThat(partitionOf(jdbc, "webhook_deliveries_p" + monday.format(DateTimeFormatter.BASIC_ISO_DATE)))
+                    .isEqualTo("webhook_deliveries");
+            assertThat(partitionOf(jdbc, "webhook_deliveries_p" + monday.plusWeeks(1).format(DateTimeFormatter.BASIC_ISO_DATE)))
+                    .isEqualTo("webhook_deliveries");
 
             // a notification sent to completion: its recipients in today's partition
             TenantService tenants = app.bean(TenantService.class);

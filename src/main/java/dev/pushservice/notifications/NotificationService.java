@@ -13,6 +13,7 @@ import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
+import dev.pushservice.platform.storage.Uuid7;
 import dev.pushservice.segments.SegmentService;
 import dev.pushservice.segments.SegmentVersion;
 import dev.pushservice.templates.TemplateContent;
@@ -130,7 +131,8 @@ public class NotificationService implements NotificationReferences {
         // materialized in this transaction (no task, no scheduler hop: stored processing at once), any
         // other by the fan-out task
         boolean materializeNow = !scheduled && materializesAtCreation(request);
-        UUID id = UUID.randomUUID();
+        // time-ordered by the audience time: its recipients' partition (docs/storage.md)
+        UUID id = Uuid7.at(scheduled ? request.scheduledAt() : now);
         var row = new NotificationRepository.NewNotification(id, appId, idempotencyKey, request.hash(), request.name(),
                 materializeNow ? PROCESSING : status, priority, level, content, template == null ? null : template.templateId(),
                 template == null ? null : template.version(), audience, prepared.ttl(), request.localDeliveryTime(),
@@ -229,7 +231,7 @@ public class NotificationService implements NotificationReferences {
         audience.set("excluded", JsonNodeFactory.instance.arrayNode());
         ArrayNode users = audience.putArray(NotificationFanOut.AUDIENCE_USERS);
         userIds.forEach(u -> users.add(u.toString()));
-        UUID id = UUID.randomUUID();
+        UUID id = Uuid7.at(now);
         byte[] hash;
         try {
             hash = java.security.MessageDigest.getInstance("SHA-256")

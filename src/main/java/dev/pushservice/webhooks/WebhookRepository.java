@@ -144,7 +144,7 @@ class WebhookRepository {
         if (data.isEmpty()) return;
         jdbc.sql("""
                         insert into webhook_deliveries (id, app_id, webhook_id, event_type, body, status, next_attempt_at, created_at)
-                        select gen_random_uuid(), :app, :webhook, :kind,
+                        select storage_uuid7(cast(:now as timestamptz), null), :app, :webhook, :kind,
                                json_build_object('type', cast(:kind as text),
                                                  'timestamp', to_char(cast(:now as timestamptz) at time zone 'UTC', %s),
                                                  'data', x.data)::text,
@@ -188,8 +188,8 @@ class WebhookRepository {
      * {@code batch}). The index on {@code xid} keeps an idle pass to a few index probes.
      *
      * <p>Hot path: writers pay one default ({@code pg_current_xact_id()}) and one index entry per
-     * fact; nothing is updated or locked in {@code lifecycle_events}. The unique
-     * {@code (webhook_id, lifecycle_event_id)} stays as a second guard.
+     * fact; nothing is updated or locked in {@code lifecycle_events}. A delivery's id is made from
+     * its fact and webhook (V51), so the primary key stays as a second guard.
      */
     Relayed relay(int batch, Instant now) {
         return jdbc.sql("""
@@ -211,7 +211,8 @@ class WebhookRepository {
                         ins as (
                             insert into webhook_deliveries (id, app_id, webhook_id, lifecycle_event_id, event_type, body,
                                                             status, next_attempt_at, created_at)
-                            select gen_random_uuid(), e.app_id, w.id, e.id, e.kind,
+                            -- the same id for the same fact and webhook (V51): a second relay of it is refused
+                            select storage_uuid7(e.occurred_at, w.id::text || ':' || e.id::text), e.app_id, w.id, e.id, e.kind,
                                    json_build_object('type', e.kind,
                                                      'timestamp', to_char(e.occurred_at at time zone 'UTC', %s),
                                                      'data', e.payload)::text,
@@ -220,7 +221,7 @@ class WebhookRepository {
                             join webhooks w on w.app_id = e.app_id and w.enabled and e.id > w.start_after_event
                                            and (e.kind = any(w.events) or '*' = any(w.events))
                             order by e.id
-                            on conflict (webhook_id, lifecycle_event_id) do nothing
+                            on conflict (id) do nothing
                             returning 1),
                         still as (
                             select array(select x from pg_snapshot_xip((select s from snap)) as x

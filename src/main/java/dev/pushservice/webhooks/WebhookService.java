@@ -8,6 +8,7 @@ import dev.pushservice.platform.domain.Violation;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.platform.net.TargetAddresses;
+import dev.pushservice.platform.storage.Uuid7;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -128,8 +129,10 @@ public class WebhookService {
     @Transactional
     public WebhookView.Queued test(UUID appId, UUID id) {
         webhooks.find(appId, id, false).orElseThrow(() -> new NotFound("webhook"));
-        UUID delivery = UUID.randomUUID();
-        webhooks.queueTest(appId, id, delivery, clock.instant());
+        Instant now = clock.instant();
+        // time-ordered: webhook_deliveries is partitioned by id (docs/storage.md)
+        UUID delivery = Uuid7.at(now);
+        webhooks.queueTest(appId, id, delivery, now);
         return new WebhookView.Queued(id, delivery, WebhookEvents.TEST, "queued");
     }
 

@@ -28,7 +28,9 @@ create table delivery_attempts (
 create index delivery_attempts_recipient_idx on delivery_attempts (notification_id, device_id, at);
 
 create table webhook_delivery_attempts (
-    delivery_id     uuid        not null references webhook_deliveries (id) on delete cascade,
+    -- no foreign key: webhook_deliveries is partitioned (V51), and both tables lose their rows by
+    -- partition with retention (V52), never row by row
+    delivery_id     uuid        not null,
     at              timestamptz not null,
     attempt         smallint    not null,
     -- the endpoint's HTTP status; null when it gave none (then `error` says why: timeout, connection_refused, …)

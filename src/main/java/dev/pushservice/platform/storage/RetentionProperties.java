@@ -9,12 +9,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * keeps a table's rows for ever.
  *
  * @param recipients {@code notification_recipients} ({@code PUSH_RETENTION_RECIPIENTS}, 30 days): by
- *                   the notification's audience time; a notification's counts stay in its summary
+ *                   the notification's audience time; a notification's counts stay in its summary; also
+ *                   {@code delivery_attempts}, the recipients' retried attempts (V52)
  * @param lifecycleEvents {@code lifecycle_events}, the webhook and journey outbox
  *                        ({@code PUSH_RETENTION_LIFECYCLE_EVENTS}, 30 days)
  * @param events {@code events}, engagement events ({@code PUSH_RETENTION_EVENTS}, 396 days: 13 months);
  *               analytics read their own daily totals, kept for ever
- * @param webhookDeliveries {@code webhook_deliveries}, each with its attempt figures
+ * @param webhookDeliveries {@code webhook_deliveries}, each with its attempt figures, and
+ *                          {@code webhook_delivery_attempts}, their failed attempts (V52)
  *                          ({@code PUSH_RETENTION_WEBHOOK_DELIVERIES}, 30 days)
  * @param partitionsAhead how far ahead of the clock partitions are created ({@code PUSH_PARTITIONS_AHEAD}, 7 days)
  */
@@ -42,10 +44,10 @@ public record RetentionProperties(Duration recipients, Duration lifecycleEvents,
     /** The retention of a partitioned table, or null to keep its rows. */
     Duration of(String table) {
         Duration d = switch (table) {
-            case "notification_recipients" -> recipients;
+            case "notification_recipients", "delivery_attempts" -> recipients;
             case "lifecycle_events" -> lifecycleEvents;
             case "events" -> events;
-            case "webhook_deliveries" -> webhookDeliveries;
+            case "webhook_deliveries", "webhook_delivery_attempts" -> webhookDeliveries;
             default -> Duration.ZERO;
         };
         return d.isZero() ? null : d;

@@ -1,15 +1,14 @@
--- The attempt histories of V44 are partitioned like the rows they describe, so retention drops them
--- with their day (recipients) or week (webhook deliveries) and never deletes row by row:
--- delivery_attempts by notification id (UUIDv7, daily, as notification_recipients), and
--- webhook_delivery_attempts by delivery id (UUIDv7, weekly, as webhook_deliveries). Their retention is
--- that of the rows they belong to (PUSH_RETENTION_RECIPIENTS, PUSH_RETENTION_WEBHOOK_DELIVERIES).
--- Both tables were created empty by V44 in this same upgrade, so they are made again rather than
--- converted. Attempts of rows whose ids are older than UUIDv7 (made before V49/V51) land in the
--- default partition, which retention does not drop: only retries of recipients and deliveries that
--- were in flight across the upgrade.
-drop table delivery_attempts;
-drop table webhook_delivery_attempts;
-
+-- Attempt histories (issue 27: the recipient timeline and webhook deliveries show every attempt).
+-- A row only for an attempt that did not end its recipient or delivery (retries, deferrals behind an
+-- open circuit); the attempt that ends it is the recipient's (delivery's) own row. Partitioned like the
+-- rows they describe, so retention drops them with their day (recipients) or week (webhook
+-- deliveries) and never deletes row by row: delivery_attempts by notification id (UUIDv7, daily, as
+-- notification_recipients), webhook_delivery_attempts by delivery id (UUIDv7, weekly, as
+-- webhook_deliveries), with the retention of those rows (PUSH_RETENTION_RECIPIENTS,
+-- PUSH_RETENTION_WEBHOOK_DELIVERIES). No foreign key to webhook_deliveries: it would forbid dropping a
+-- delivery partition. Attempts of rows whose ids are older than UUIDv7 (made before V49/V51) land in
+-- the default partition, which retention does not drop: only retries of recipients and deliveries
+-- that were in flight across the upgrade.
 create table delivery_attempts (
     notification_id uuid        not null,
     device_id       uuid        not null,

@@ -1,12 +1,10 @@
 package dev.pushservice.notifications;
 
-import dev.pushservice.platform.storage.Uuid7;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.stereotype.Component;
 
 /**
@@ -25,12 +23,12 @@ class RecipientStatistics {
 
     private static final Logger log = LoggerFactory.getLogger(RecipientStatistics.class);
 
-    private final JdbcClient jdbc;
+    private final RecipientPartitionRepository partitions;
     private final long firstAfter;
 
-    RecipientStatistics(JdbcClient jdbc, @Value("${push.notifications.analyze-after:10000}") long firstAfter) {
+    RecipientStatistics(RecipientPartitionRepository partitions, @Value("${push.notifications.analyze-after:10000}") long firstAfter) {
         if (firstAfter < 0) throw new IllegalArgumentException("push.notifications.analyze-after must not be negative");
-        this.jdbc = jdbc;
+        this.partitions = partitions;
         this.firstAfter = firstAfter;
     }
 
@@ -58,16 +56,8 @@ class RecipientStatistics {
     private void analyze(UUID notificationId) {
         if (notificationId.version() != 7) return; // made before V49: its rows are in a partition of their own
         try {
-            // the partition for the notification's id (a UUIDv7: its audience time), from the partition
-            // registry (V49); the rows of the first pages may not exist yet (handed over, inserted when recorded)
-            String partition = jdbc.sql("""
-                            select coalesce((select name from storage_partitions where parent = 'notification_recipients'
-                                               and range_start <= :at and :at < range_end),
-                                            'notification_recipients_default')""")
-                    .param("at", java.time.OffsetDateTime.ofInstant(Uuid7.time(notificationId), java.time.ZoneOffset.UTC))
-                    .query(String.class).single();
             long start = System.nanoTime();
-            jdbc.sql("analyze " + partition).update();
+            String partition = partitions.analyzeRecipientsOf(notificationId);
             log.debug("Notification {}: analyzed {} in {} ms", notificationId, partition,
                     (System.nanoTime() - start) / 1_000_000);
         } catch (DataAccessException e) {

@@ -71,12 +71,54 @@ class DeliveryRecipientRepository {
      * so the claim keeps its plan through the work index.
      */
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Instant leaseEnd, DeliveryStore.Apps apps) {
+        if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("a claim runs in a transaction: its plan settings are local to it");
+        }
+        String[] planner = pinClaimPlan(jdbc);
+        List<Claimed> claimed = claimStatement(jdbc, "", lane, platform, limit, now, leaseEnd, apps)
+                .query((rs, n) -> claimed(rs, platform, null, now)).list();
+        restorePlanner(jdbc, planner);
+        return claimed;
+    }
+
+    /**
+     * The planner settings a claim runs with: no sort, no sequential or bitmap scan, so its plan walks
+     * {@code notification_recipients_work_idx} in order and stops at the limit, whatever the statistics say.
+     * The recipients' partition is known only when the statement runs (the notification comes from the
+     * join), so the planner estimates a notification's rows from the statistics of every partition: from
+     * a day partition analyzed while empty (every new day's, until autovacuum or the fan-out analyzes it,
+     * {@link RecipientStatistics}) or shared by thousands of one-device notifications, it estimates a few
+     * rows and sorts the notification's whole backlog by due time for every chunk instead (a
+     * 1,000,000-recipient send on 2026-11-27: 3.1 s per claim, an external merge sort of 700,000 rows,
+     * against 10 ms through the index; bench/README.md). Returns the settings as they were, for
+     * {@link #restorePlanner}. Local to the caller's transaction.
+     */
+    static String[] pinClaimPlan(JdbcClient jdbc) {
+        return jdbc.sql("""
+                        select current_setting('enable_sort') as sort, current_setting('enable_seqscan') as seq,
+                               current_setting('enable_bitmapscan') as bitmap,
+                               set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
+                               set_config('enable_bitmapscan', 'off', true)""")
+                .query((rs, n) -> new String[] {rs.getString("sort"), rs.getString("seq"), rs.getString("bitmap")})
+                .single();
+    }
+
+    /** Puts back the planner settings {@link #pinClaimPlan} changed, for the rest of the transaction. */
+    static void restorePlanner(JdbcClient jdbc, String[] was) {
+        jdbc.sql("select set_config('enable_sort', :sort, true), set_config('enable_seqscan', :seq, true),"
+                        + " set_config('enable_bitmapscan', :bitmap, true)")
+                .param("sort", was[0]).param("seq", was[1]).param("bitmap", was[2]).query((rs, n) -> 1).single();
+    }
+
+    /** The claim statement of {@link #claim}, after {@code prefix} (a test's {@code explain}). */
+    static JdbcClient.StatementSpec claimStatement(JdbcClient jdbc, String prefix, Priority lane, Platform platform,
+                                                   int limit, Instant now, Instant leaseEnd, DeliveryStore.Apps apps) {
         // Oldest first, per notification (oldest notification first) through the work index: the
         // ORDER BY keeps every plan on it. Without it the planner took a sequential scan with a LIMIT
         // (it assumes due rows are spread evenly; they are behind every row claimed so far), which in
         // a 100,000-recipient send read the whole table again for each chunk (bench/README.md, "Figures behind design comments").
         // The update finds each row by its ctid: the row is locked by this statement, so it cannot move.
-        return jdbc.sql("""
+        return jdbc.sql(prefix + """
                         with due as (
                             select w.row_id, w.notification_id, w.device_id, d.token,
                                    case when d.id is null then :invalidated
@@ -111,8 +153,7 @@ class DeliveryRecipientRepository {
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("limit", limit)
                 .param("except", apps.except().toArray(UUID[]::new)).param("only", apps.only())
-                .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
-                .query((rs, n) -> claimed(rs, platform, null, now)).list();
+                .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED);
     }
 
     /** A claimed row as delivery reads it: also how a preview reads its sample recipients. */

@@ -115,12 +115,13 @@ public class NotificationFanOut {
     private final Clock clock;
     private final AppSettingsService appSettings;
     private final SendThrottleRepository throttles;
+    private final RecipientStatistics statistics;
     private final int pageSize;
 
     NotificationFanOut(NotificationRepository notifications, NotificationService service, SegmentService segments,
                        FilterCompiler compiler, LifecycleEventRepository lifecycle, ObjectProvider<DeliveryHandoff> handoff,
                        TransactionTemplate transactions, JsonMapper json, Clock clock, AppSettingsService appSettings,
-                       SendThrottleRepository throttles,
+                       SendThrottleRepository throttles, RecipientStatistics statistics,
                        @Value("${push.notifications.fanout-page-size:" + DEFAULT_PAGE_SIZE + "}") int pageSize) {
         if (pageSize < 1) throw new IllegalArgumentException("push.notifications.fanout-page-size must be at least 1");
         this.notifications = notifications;
@@ -134,6 +135,7 @@ public class NotificationFanOut {
         this.clock = clock;
         this.appSettings = appSettings;
         this.throttles = throttles;
+        this.statistics = statistics;
         this.pageSize = pageSize;
     }
 
@@ -183,6 +185,8 @@ public class NotificationFanOut {
             Timing timing = timing(row);
             Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
             int[] seen = new int[Platform.values().length];
+            // in the caller's transaction (a tiny audience) no ANALYZE: it would hold its lock to the commit
+            RecipientStatistics.Run stats = inCallersTransaction ? null : statistics.run(id);
             while (true) {
                 // in the caller's transaction the row start() locked is current for the first page (no page
                 // has moved its cursor yet): no second lock of it; a later page reads it again
@@ -221,6 +225,7 @@ public class NotificationFanOut {
                     return;
                 }
                 total += page.inserted();
+                if (stats != null) stats.inserted(total);
                 handedTotal += handed.size();
                 pages++;
                 if (page.selected() < limit) break;

@@ -28,7 +28,9 @@ import org.springframework.test.context.DynamicPropertySource;
         "push.webhooks.timeout=2s",
         // the dashboard's device counts counted at every view, so a test sees what it just registered
         // (DeviceCountsCacheTests checks the cache the service runs with)
-        "push.dashboard.device-counts-refresh=0"})
+        "push.dashboard.device-counts-refresh=0",
+        // a fan-out analyzes the recipients' partition it fills after 8 rows (RecipientStatisticsTests), not 10,000
+        "push.notifications.analyze-after=8"})
 @org.springframework.context.annotation.Import(TestClock.Config.class)
 public abstract class ApiTest {
 

@@ -63,7 +63,7 @@ drill_setup scale
 JCMD="$(dirname "$(readlink -f "$JAVA")")/jcmd"
 start_peers
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo "+changes")
-echo "scale benchmark: $DEVICES devices, parts ${PARTS//,/ }; database $DB; commit $COMMIT; load average $(loadavg)"
+echo "scale benchmark: $DEVICES devices, parts ${PARTS//,/ }; database $DB; commit $COMMIT; load average $(loadavg); autovacuum $($PG -Atc 'show autovacuum')"
 start_instance main "$BASE_PORT" api,worker,scheduler
 drill_app main
 

@@ -14,6 +14,11 @@ import dev.pushservice.support.TestApi;
 import dev.pushservice.support.TestDatabase;
 import dev.pushservice.support.TestTokens;
 import java.time.Duration;
+import java.util.Arrays;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationVersion;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -118,6 +123,89 @@ class JourneyRetentionTests {
                 }
             }
 
+        }
+    }
+
+    @Test
+    void existingExecutionsMigrateInPlaceKeepTheirStatsAndKeepRunning() throws Exception {
+        DriverManagerDataSource ds = new DriverManagerDataSource(db.jdbcUrl(), db.username(), db.password());
+        // the last migration before V54 (other branches may add versions below it)
+        MigrationVersion before = Arrays.stream(
+                        Flyway.configure().dataSource(ds).locations("classpath:db/migration").load().info().all())
+                .map(MigrationInfo::getVersion)
+                .filter(v -> v != null && v.compareTo(MigrationVersion.fromVersion("54")) < 0)
+                .max(MigrationVersion::compareTo).orElseThrow();
+        Flyway.configure().dataSource(ds).locations("classpath:db/migration").target(before).load().migrate();
+        UUID appId = UUID.fromString("00000000-0000-4000-8000-000000000002");
+        UUID journeyId = UUID.fromString("00000000-0000-4000-8000-000000000003");
+        JdbcClient old = JdbcClient.create(ds);
+        old.sql("""
+                insert into organisations (id, name) values ('00000000-0000-4000-8000-000000000001', 'o');
+                insert into apps (id, org_id, name) values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'a');
+                insert into journeys (id, app_id, name, status, reentry_limit, current_version, trigger_type, trigger_event_name,
+                                      created_at, updated_at)
+                values ('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000002', 'j', 'active', 10, 1,
+                        'custom_event', 'go', now(), now());
+                insert into journey_versions (journey_id, version, name, status, reentry_limit, definition, created_at)
+                values ('00000000-0000-4000-8000-000000000003', 1, 'j', 'active', 10,
+                        '{"trigger":{"type":"custom_event","event_name":"go"},"start":"won",
+                          "nodes":{"won":{"type":"goal","name":"won","next":"bye"},"bye":{"type":"exit"}}}', now());
+                insert into users (id, app_id, external_user_id)
+                select gen_random_uuid(), '00000000-0000-4000-8000-000000000002', 'u' || g from generate_series(1, 40) g;
+                insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step, due_at,
+                                                entered_at, updated_at, ended_at)
+                select gen_random_uuid(), u.app_id, '00000000-0000-4000-8000-000000000003', 1, u.id, s.status,
+                       case when s.status in ('active', 'waiting') then 'won' end, 0,
+                       case s.status when 'active' then now() - interval '1 minute' when 'waiting' then now() + interval '20 days' end,
+                       now() - interval '40 days', now(), case when s.status not in ('active', 'waiting') then now() end
+                from (select id, app_id, row_number() over (order by id) as n from users) u
+                join lateral (select case when u.n <= 20 then 'completed' when u.n <= 25 then 'failed'
+                                          when u.n <= 35 then 'active' else 'waiting' end as status) s on true;
+                insert into journey_goals (execution_id, node_id, app_id, journey_id, reached_at)
+                select id, 'won', app_id, journey_id, now() from journey_executions where status = 'completed';""").update();
+
+        try (AppInstance app = AppInstance.with()
+                .set("push.database-url", TestDatabase.asDatabaseUrlSetting(db))
+                .start()) {
+            JdbcClient jdbc = app.jdbc();
+            for (String table : List.of("journey_executions", "journey_goals")) {
+                assertThat(jdbc.sql("select relkind::text from pg_class where relname = :t").param("t", table)
+                        .query(String.class).single()).as(table).isEqualTo("p");
+            }
+            assertThat(jdbc.sql("select count(*) from journey_executions").query(Long.class).single()).isEqualTo(40);
+            assertThat(jdbc.sql("select indexname from pg_indexes where tablename = 'journey_executions'").query(String.class).list())
+                    .contains("journey_executions_pkey", "journey_executions_journey_due_idx", "journey_executions_due_idx");
+            assertThat(jdbc.sql("""
+                            select t.tgname from pg_trigger t
+                            where t.tgrelid = 'journey_executions'::regclass and not t.tgisinternal order by 1""")
+                    .query(String.class).list())
+                    .contains("journey_executions_started", "journey_executions_counts_ins", "journey_executions_counts_upd");
+
+            // the worker goes on with the executions from before: the due ones reach their goal and complete
+            String server = app.bean(TenantService.class).issueKey(appId, KeyKind.SERVER, "server",
+                    EnumSet.allOf(Scope.class), null).rawKey();
+            await().atMost(Duration.ofSeconds(30)).until(() -> jdbc.sql(
+                    "select count(*) from journey_executions where status = 'completed'").query(Long.class).single() == 30);
+            // (the worker may have run them already: the goals from before plus theirs)
+            assertThat(jdbc.sql("select count(*) from journey_goals").query(Long.class).single()).isEqualTo(30);
+            JsonNode stats = stats(app.api, server, journeyId.toString());
+            assertThat(total(stats, "completed")).isEqualTo(30);
+            assertThat(total(stats, "failed")).isEqualTo(5);
+            assertThat(total(stats, "waiting")).isEqualTo(5);
+            assertThat(total(stats, "active")).isZero();
+            assertThat(stats.path("goals").get(0).path("total").asLong()).isEqualTo(30);
+
+            // a new entry gets a time-ordered id and this month's partition
+            UUID user = jdbc.sql("select id from users where external_user_id = 'u1'").query(UUID.class).single();
+            jdbc.sql("""
+                            insert into events (id, app_id, event_type, event_name, device_id, user_id, occurred_at, received_at)
+                            values (gen_random_uuid(), :app, 'custom', 'go', gen_random_uuid(), :user, now(), now())""")
+                    .param("app", appId).param("user", user).update();
+            UUID entered = jdbc.sql("select id from journey_executions where user_id = :user").param("user", user)
+                    .query(UUID.class).list().stream().filter(id -> id.version() == 7).findFirst().orElseThrow();
+            assertThat(jdbc.sql("select tableoid::regclass::text from journey_executions where id = :id").param("id", entered)
+                    .query(String.class).single()).startsWith("journey_executions_p");
+            await().atMost(Duration.ofSeconds(30)).until(() -> total(stats(app.api, server, journeyId.toString()), "completed") == 31);
         }
     }
 

@@ -77,8 +77,9 @@ public class PartitionMaintenance {
                     break;
                 }
                 if (partitions.held(p.name())) {
-                    log.warn("Partition {} is past retention but still needed (a journey execution in it is active"
-                            + " or waiting); kept until it is not", p.name());
+                    // the only rule so far: a month of journey executions with one still active or waiting (V54)
+                    log.warn("Partition {} is past retention but its table's held_by rule still needs it (a journey"
+                            + " execution in it is active or waiting); kept until it does not", p.name());
                     continue;
                 }
                 try {

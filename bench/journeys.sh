@@ -210,7 +210,7 @@ WAIT_NODES='{"hold":{"type":"wait","seconds":2678400,"next":"done"},"done":{"typ
 WAITER=$(journey "bench long wait" bench_never "$WAIT_NODES" hold)
 $PG <<SQL
 insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step, due_at, entered_at, updated_at)
-select gen_random_uuid(), '$APP', '$WAITER', 1, gen_random_uuid(), 'waiting', 'hold', 1,
+select storage_uuid7(now(), null), '$APP', '$WAITER', 1, gen_random_uuid(), 'waiting', 'hold', 1,
        now() + interval '30 days' + g * interval '1 millisecond', now(), now()
 from generate_series(1, $WAITING) g;
 analyze journey_executions;

@@ -217,7 +217,7 @@ class JourneyEntryRepository {
                         ), started as (
                             insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step,
                                                             due_at, entered_at, updated_at)
-                            select gen_random_uuid(), :app, :journey, :version, user_id, 'active', :start, 0, :now, :now, :now
+                            select storage_uuid7(:now, null), :app, :journey, :version, user_id, 'active', :start, 0, :now, :now, :now
                             from granted
                             returning 1
                         )%s

@@ -18,7 +18,11 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
-/** SQL for journeys, their versions and the API's reads of executions and goals. Every statement filters by app. */
+/**
+ * SQL for journeys, their versions and the API's reads of executions and goals (their counts, V54).
+ * Every statement filters by app, except the fold of the counts ({@link #foldCounts}), a maintenance
+ * task over every app.
+ */
 @Repository
 class JourneyRepository {
 
@@ -141,6 +145,48 @@ class JourneyRepository {
                 .param("app", appId).param("journey", journeyId).param("now", at(now)).query(Integer.class).single();
     }
 
+    /**
+     * Folds the count rows (V54: each statement that changes executions or records goals adds its own)
+     * into one row per key, for the keys that have more than one, dropping keys that sum to zero; rows
+     * another fold holds are left for the next one. At most {@code limit} rows of each table per call;
+     * returns how many rows it folded.
+     */
+    int foldCounts(int limit) {
+        int executions = jdbc.sql("""
+                        with gone as (
+                            delete from journey_execution_counts c
+                            where c.ctid = any(array(
+                                select ctid from journey_execution_counts
+                                where (journey_id, status) in (select journey_id, status from journey_execution_counts
+                                                               group by 1, 2 having count(*) > 1)
+                                limit :limit
+                                for update skip locked))
+                            returning journey_id, app_id, status, count),
+                        folded as (
+                            insert into journey_execution_counts (journey_id, app_id, status, count)
+                            select journey_id, app_id, status, sum(count) from gone
+                            group by 1, 2, 3 having sum(count) <> 0)
+                        select count(*) from gone""")
+                .param("limit", limit).query(Integer.class).single();
+        int goals = jdbc.sql("""
+                        with gone as (
+                            delete from journey_goal_counts c
+                            where c.ctid = any(array(
+                                select ctid from journey_goal_counts
+                                where (journey_id, node_id) in (select journey_id, node_id from journey_goal_counts
+                                                                group by 1, 2 having count(*) > 1)
+                                limit :limit
+                                for update skip locked))
+                            returning journey_id, app_id, node_id, count),
+                        folded as (
+                            insert into journey_goal_counts (journey_id, app_id, node_id, count)
+                            select journey_id, app_id, node_id, sum(count) from gone
+                            group by 1, 2, 3 having sum(count) <> 0)
+                        select count(*) from gone""")
+                .param("limit", limit).query(Integer.class).single();
+        return executions + goals;
+    }
+
     Optional<Row> find(UUID appId, UUID id) {
         return jdbc.sql(VIEW + " where j.app_id = :app and j.id = :id")
                 .param("app", appId).param("id", id).query(this::row).optional();
@@ -155,34 +201,42 @@ class JourneyRepository {
                 .query(JourneyRepository::summary).list();
     }
 
-    /** The number of the journey's executions per status (statuses without executions are absent). */
+    /**
+     * The number of the journey's executions per status (statuses without executions are absent), from
+     * the counts the database keeps (V54 {@code journey_execution_counts}), which outlive the rows
+     * retention drops: a sum of a few rows per status, exact in the caller's snapshot (the counts change
+     * in the transactions that change the executions).
+     */
     Map<String, Long> executionTotals(UUID appId, UUID journeyId) {
         Map<String, Long> totals = new LinkedHashMap<>();
         jdbc.sql("""
-                        select status, count(*) from journey_executions where app_id = :app and journey_id = :journey
-                        group by status""")
+                        select status, sum(count) from journey_execution_counts where app_id = :app and journey_id = :journey
+                        group by status having sum(count) <> 0""")
                 .param("app", appId).param("journey", journeyId)
                 .query((rs, n) -> totals.put(rs.getString(1), rs.getLong(2))).list();
         return totals;
     }
 
     /**
-     * The list totals of several journeys of the app in one statement (each table aggregated once for
-     * all of them, on its journey index): a journey without executions or goals is absent.
+     * The list totals of several journeys of the app in one statement, from the counts the database
+     * keeps (V54; each counts table read once for all of them, on its journey index): a journey without
+     * executions or goals is absent.
      */
     Map<UUID, JourneyView.ListTotals> listTotals(UUID appId, java.util.Collection<UUID> journeyIds) {
         Map<UUID, JourneyView.ListTotals> totals = new java.util.HashMap<>();
         jdbc.sql("""
                         with e as (
-                            select journey_id, count(*) as entered,
-                                   count(*) filter (where status in ('active', 'waiting')) as running,
-                                   count(*) filter (where status = 'completed') as completed
-                            from journey_executions where app_id = :app and journey_id = any(:ids)
-                            group by journey_id),
+                            select journey_id, sum(count) as entered,
+                                   coalesce(sum(count) filter (where status in ('active', 'waiting')), 0) as running,
+                                   coalesce(sum(count) filter (where status = 'completed'), 0) as completed
+                            from journey_execution_counts where app_id = :app and journey_id = any(:ids)
+                            group by journey_id
+                            having sum(count) <> 0),
                         g as (
-                            select journey_id, count(*) as goals
-                            from journey_goals where app_id = :app and journey_id = any(:ids)
-                            group by journey_id)
+                            select journey_id, sum(count) as goals
+                            from journey_goal_counts where app_id = :app and journey_id = any(:ids)
+                            group by journey_id
+                            having sum(count) <> 0)
                         select coalesce(e.journey_id, g.journey_id) as journey_id, coalesce(e.entered, 0) as entered,
                                coalesce(e.running, 0) as running, coalesce(e.completed, 0) as completed,
                                coalesce(g.goals, 0) as goals
@@ -194,12 +248,12 @@ class JourneyRepository {
         return totals;
     }
 
-    /** Goals reached per node id, node ids in order. */
+    /** Goals reached per node id, node ids in order, from the counts the database keeps (V54 {@code journey_goal_counts}). */
     Map<String, Long> goalTotals(UUID appId, UUID journeyId) {
         Map<String, Long> totals = new LinkedHashMap<>();
         jdbc.sql("""
-                        select node_id, count(*) from journey_goals where app_id = :app and journey_id = :journey
-                        group by node_id order by node_id""")
+                        select node_id, sum(count) from journey_goal_counts where app_id = :app and journey_id = :journey
+                        group by node_id having sum(count) <> 0 order by node_id""")
                 .param("app", appId).param("journey", journeyId)
                 .query((rs, n) -> totals.put(rs.getString(1), rs.getLong(2))).list();
         return totals;

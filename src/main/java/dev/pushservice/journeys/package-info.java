@@ -26,6 +26,12 @@
  *       archive's statement; only for apps with a webhook subscribed to them.</li>
  *   <li>A paused journey's executions are not claimed; they continue when it is active again. Archiving
  *       (PATCH or DELETE) cancels its active and waiting executions and keeps them for stats.</li>
+ *   <li>Executions and goals are partitioned by month of the execution's id, a UUIDv7 of its entry time
+ *       (V54, docs/storage.md): ids are made by SQL with {@code storage_uuid7}, never at random.
+ *       Retention drops a month only once none of its executions is active or waiting. Stats never
+ *       read the rows: they read the per-journey counts the database keeps in the transactions that
+ *       change executions and goals ({@link dev.pushservice.journeys.JourneyCounts}), which outlive
+ *       the dropped months.</li>
  * </ul>
  */
 package dev.pushservice.journeys;

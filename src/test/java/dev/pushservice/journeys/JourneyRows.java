@@ -1,5 +1,6 @@
 package dev.pushservice.journeys;
 
+import dev.pushservice.platform.storage.Uuid7;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -29,7 +30,7 @@ final class JourneyRows {
 
     /** Starts an execution at {@code node}, due at {@code now}, as an entry does. */
     UUID start(UUID appId, UUID journeyId, int version, UUID userId, String node, Instant now) {
-        UUID id = UUID.randomUUID();
+        UUID id = Uuid7.at(now);
         jdbc.sql("""
                         insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step,
                                                         due_at, entered_at, updated_at)
@@ -41,7 +42,7 @@ final class JourneyRows {
 
     /** Starts one execution per user (version 1) in one statement; returns their ids in the users' order. */
     List<UUID> startAll(UUID appId, UUID journeyId, List<UUID> users, String node, Instant now) {
-        List<UUID> ids = users.stream().map(u -> UUID.randomUUID()).toList();
+        List<UUID> ids = users.stream().map(u -> Uuid7.at(now)).toList();
         jdbc.sql("""
                         insert into journey_executions (id, app_id, journey_id, version, user_id, status, node_id, step,
                                                         due_at, entered_at, updated_at)

@@ -106,7 +106,7 @@ class InstanceRolesTests {
                     || e.equals("scheduler:sweep"));
             assertThat(api.jdbc().sql("select task_name || '/' || task_instance from recurring_tasks order by 1")
                     .query(String.class).list()).containsExactly("delivery-cancelled-leases/recurring", "export-clean-up/recurring", "frequency-cap-prune/recurring",
-                            "journey-segment-entries/recurring", "notification-counts-fold/recurring", "notification-due-drafts/recurring", "notification-reconcile/recurring", "storage-partition-maintenance/recurring", "test-sweep/recurring", "webpush-key-pairs/recurring");
+                            "journey-counts-fold/recurring", "journey-segment-entries/recurring", "notification-counts-fold/recurring", "notification-due-drafts/recurring", "notification-reconcile/recurring", "storage-partition-maintenance/recurring", "test-sweep/recurring", "webpush-key-pairs/recurring");
         }
     }
 

@@ -19,7 +19,8 @@ import org.springframework.stereotype.Service;
 
 /**
  * Keeps the time-partitioned tables ({@code notification_recipients}, {@code events},
- * {@code lifecycle_events}, {@code webhook_deliveries}; docs/storage.md) bounded: creates their partitions
+ * {@code lifecycle_events}, {@code webhook_deliveries}, {@code journey_executions}, the tables
+ * partitioned with them; docs/storage.md) bounded: creates their partitions
  * {@link RetentionProperties#partitionsAhead() ahead} of the clock, and drops whole partitions whose
  * rows are older than the table's retention. Runs at every start (any role: an instance that writes
  * must find its partitions) and every {@value #EVERY_MINUTES} minutes as the recurring task
@@ -29,7 +30,9 @@ import org.springframework.stereotype.Service;
  *
  * <p>Recipients of a notification are dropped only once every notification of that day and before
  * has its summary (the counts reads answer with after the rows are gone): one still running (or a
- * cancelled one with sends in flight) holds retention back, and the next run tries again. A drop
+ * cancelled one with sends in flight) holds retention back, and the next run tries again. A partition
+ * its table's own rule still needs (a month of journey executions while one of them is active or
+ * waiting: V54 {@code held_by}) is kept, with a warning naming it, and the later ones may go. A drop
  * that cannot get the parent's lock within {@link PartitionRepository#LOCK_TIMEOUT} (a long
  * transaction on the table) also waits for the next run.
  */
@@ -72,6 +75,12 @@ public class PartitionMaintenance {
                     log.warn("Partition {} is past retention but a notification from before {} has no summary yet;"
                             + " kept until it finishes", p.name(), p.dataUntil());
                     break;
+                }
+                if (partitions.held(p.name())) {
+                    // the only rule so far: a month of journey executions with one still active or waiting (V54)
+                    log.warn("Partition {} is past retention but its table's held_by rule still needs it (a journey"
+                            + " execution in it is active or waiting); kept until it does not", p.name());
+                    continue;
                 }
                 try {
                     partitions.drop(p.name());

@@ -8,7 +8,7 @@ import org.springframework.stereotype.Repository;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The partitions of the time-partitioned tables (V49, V50): their registry and the functions that
+ * The partitions of the time-partitioned tables (V49 to V52, V54): their registry and the functions that
  * create and drop them. Every change takes one advisory lock, so two instances maintaining at the
  * same time take turns instead of racing to create the same partition.
  */
@@ -63,6 +63,15 @@ class PartitionRepository {
     boolean unfinishedNotificationBefore(Instant until) {
         return jdbc.sql("select exists (select 1 from notifications where summary is null and audience_at < :until)")
                 .param("until", Timestamp.from(until)).query(Boolean.class).single();
+    }
+
+    /**
+     * Whether the partition's rows are still needed by its table's own rule (V54 {@code held_by}: a
+     * month of journey executions while one of them is active or waiting); the drop asks again under
+     * the parent's lock and refuses then.
+     */
+    boolean held(String name) {
+        return jdbc.sql("select storage_partition_held(:name)").param("name", name).query(Boolean.class).single();
     }
 
     /** Detaches and drops one partition; fails after {@link #LOCK_TIMEOUT} when the parent stays locked. */

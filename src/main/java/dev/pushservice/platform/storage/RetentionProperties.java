@@ -18,22 +18,29 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * @param webhookDeliveries {@code webhook_deliveries}, each with its attempt figures, and
  *                          {@code webhook_delivery_attempts}, their failed attempts (V52)
  *                          ({@code PUSH_RETENTION_WEBHOOK_DELIVERIES}, 30 days)
+ * @param journeyExecutions {@code journey_executions} and {@code journey_goals}
+ *                          ({@code PUSH_RETENTION_JOURNEY_EXECUTIONS}, 90 days): by the execution's entry
+ *                          time, a month at a time, and only once none of the month's executions is still
+ *                          active or waiting; a journey's stats read counts kept apart (V54)
  * @param partitionsAhead how far ahead of the clock partitions are created ({@code PUSH_PARTITIONS_AHEAD}, 7 days)
  */
 @ConfigurationProperties(prefix = "push.retention")
 public record RetentionProperties(Duration recipients, Duration lifecycleEvents, Duration events,
-                                  Duration webhookDeliveries, Duration partitionsAhead) {
+                                  Duration webhookDeliveries, Duration journeyExecutions,
+                                  Duration partitionsAhead) {
 
     public RetentionProperties {
         if (recipients == null) recipients = Duration.ofDays(30);
         if (lifecycleEvents == null) lifecycleEvents = Duration.ofDays(30);
         if (events == null) events = Duration.ofDays(396);
         if (webhookDeliveries == null) webhookDeliveries = Duration.ofDays(30);
+        if (journeyExecutions == null) journeyExecutions = Duration.ofDays(90);
         if (partitionsAhead == null) partitionsAhead = Duration.ofDays(7);
         check("PUSH_RETENTION_RECIPIENTS", recipients, Duration.ZERO);
         check("PUSH_RETENTION_LIFECYCLE_EVENTS", lifecycleEvents, Duration.ZERO);
         check("PUSH_RETENTION_EVENTS", events, Duration.ZERO);
         check("PUSH_RETENTION_WEBHOOK_DELIVERIES", webhookDeliveries, Duration.ZERO);
+        check("PUSH_RETENTION_JOURNEY_EXECUTIONS", journeyExecutions, Duration.ZERO);
         check("PUSH_PARTITIONS_AHEAD", partitionsAhead, Duration.ofDays(1));
     }
 
@@ -48,6 +55,7 @@ public record RetentionProperties(Duration recipients, Duration lifecycleEvents,
             case "lifecycle_events" -> lifecycleEvents;
             case "events" -> events;
             case "webhook_deliveries", "webhook_delivery_attempts" -> webhookDeliveries;
+            case "journey_executions", "journey_goals" -> journeyExecutions;
             default -> Duration.ZERO;
         };
         return d.isZero() ? null : d;

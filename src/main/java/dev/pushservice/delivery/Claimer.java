@@ -42,8 +42,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: the claimer thread runs every claim, blueprint load and lookup here, and blocks only on
  * the delivery pool's database connections (a claim, a cancel lookup, the queue stats, through the
- * {@link DeliveryStore}) and in its park between passes; it alone takes budget and window slots, so what
- * it counted free is still free when it takes it. {@link #signal}, {@link #wake} and {@link #freed} are
+ * {@link DeliveryStore}) and in its park between passes. It shares the taking of budget and window slots with
+ * hand-overs ({@link Lane#handOver}, which send what fits at once on the handing thread): every count and take
+ * is made under the lane's lock, and the slots a claim may fill are held for it from before the claim to
+ * its end ({@link Lane#beginClaim}, {@link Lane#endClaim}), so what it counted free is still free when it takes it. {@link #signal}, {@link #wake} and {@link #freed} are
  * called from any thread (request threads after a commit, sender threads, Netty I/O threads, the
  * recorder) and never block. {@link #cancelledElsewhere} is read by the sender threads.
  */
@@ -178,16 +180,29 @@ final class Claimer {
                     long until = emptyUntil[platform.ordinal()];
                     if (until != 0 && System.nanoTime() - until < 0) continue;
                     if (lane.originFull(platform)) continue;
-                    List<DeliveryStore.Claimed> batch = claim(platform, want);
+                    // counted again and held for the claim: a hand-over may have taken slots since the look above
+                    want = lane.beginClaim(platform, properties.chunkSize());
+                    if (want < minClaim) {
+                        lane.endClaim(platform, 0);
+                        blocked |= 1 << platform.ordinal();
+                        continue;
+                    }
+                    List<DeliveryStore.Claimed> batch;
+                    try {
+                        batch = claim(platform, want);
+                    } catch (RuntimeException e) {
+                        lane.endClaim(platform, 0);
+                        throw e;
+                    }
+                    if (!lane.endClaim(platform, batch.size())) {
+                        // the slots were held for this claim since beginClaim: no other taker touched them
+                        throw new IllegalStateException("lane budget changed under the claimer");
+                    }
                     if (batch.isEmpty()) {
                         emptyUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
                         continue;
                     }
                     emptyUntil[platform.ordinal()] = 0;
-                    if (!lane.acquire(platform, batch.size())) {
-                        // only this thread acquires (handed recipients are moved here too), so the permits counted above are still there
-                        throw new IllegalStateException("lane budget changed under the claimer");
-                    }
                     lane.dispatch(batch);
                     if (batch.size() == want) more = true;
                 }
@@ -215,13 +230,9 @@ final class Claimer {
      * true otherwise.
      */
     private boolean sendHanded(Platform platform) {
-        int waitingToSend = handed.waiting(platform);
-        int n = Math.min(lane.free(platform), waitingToSend);
-        if (n < Math.min(minClaim, waitingToSend)) return false;
-        if (!lane.acquire(platform, n)) return false; // only this thread acquires: cannot happen
-        List<DeliveryStore.Claimed> batch = handed.take(platform, n);
-        if (batch.size() < n) lane.releaseSlots(platform, n - batch.size());
-        if (!batch.isEmpty()) lane.dispatch(batch);
+        List<DeliveryStore.Claimed> batch = lane.takeHanded(platform);
+        if (batch.isEmpty()) return handed.waiting(platform) == 0; // none left (a hand-over sent them), or too little budget
+        lane.dispatch(batch);
         return true;
     }
 

@@ -39,7 +39,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>The claimer ({@link Claimer}, one thread) takes due recipients from the {@link DeliveryStore},
  *       per platform and never more than that platform's free budget and window, and hands them to the
- *       senders; recipients a fan-out page handed over ({@link HandOverQueue}) go first. It sleeps until
+ *       senders; recipients a fan-out page handed over ({@link HandOverQueue}) go first. Handed recipients
+ *       that fit the free budget go to the senders at once, from the thread that hands them over (after
+ *       its commit): they never wait for the claimer, which may be inside a database call for seconds
+ *       on a busy database; the claimer sends the rest as budget frees. It sleeps until
  *       {@link #signal() signalled} (work committed in this process), until budget frees up, or for
  *       the poll interval. It leaves out the apps whose APNs or FCM circuit is open
  *       ({@link ProviderBreakers#paused}) but for their probes.</li>
@@ -91,6 +94,14 @@ final class Lane {
      * full origin's recipients back again. Written by sender threads, read by the claimer.
      */
     private final AtomicLongArray originFullUntil = new AtomicLongArray(Platform.values().length);
+    /**
+     * Guards every count-then-take of budget and window slots: the claimer's (for a claim or for handed
+     * recipients) and a hand-over's ({@link #handOver}, on the handing thread). Held only to count and take,
+     * never across a database call.
+     */
+    private final Object slots = new Object();
+    /** Per platform (by ordinal), the slots held for the claimer's claim in progress (0: none). Guarded by {@link #slots}. */
+    private final int[] claiming = new int[Platform.values().length];
     /** Recipients handed over by fan-out pages and not yet sent, with the room pages reserve for them. */
     private final HandOverQueue handed;
     private final Recorder recorder;
@@ -212,8 +223,66 @@ final class Lane {
         if (recipients.isEmpty()) return;
         int[] n = handed.add(recipients);
         for (Platform p : Platform.values()) if (n[p.ordinal()] > 0) metrics.handedOver(priority, p, n[p.ordinal()]);
+        // sent from here, on the handing thread, as far as the budget goes: the claimer may be inside a
+        // database call (a claim, the queue stats) that takes seconds on a busy database, and what it has not
+        // moved yet would wait for it
+        if (running) {
+            for (Platform p : Platform.values()) {
+                if (n[p.ordinal()] == 0) continue;
+                List<DeliveryStore.Claimed> batch = takeHanded(p);
+                if (batch.isEmpty()) continue;
+                try {
+                    dispatch(batch);
+                } catch (RuntimeException e) {
+                    // their blueprint could not be loaded (slots given back): sent when their handover's lease ends
+                    log.warn("Delivery lane {} could not send {} handed recipient(s); left to their lease: {}", priority.value(),
+                            batch.size(), e.toString());
+                }
+            }
+        }
         // not signal(): nothing was added to the store, so platforms found empty need no claim again
-        claimer.wake();
+        if (handed.anyWaiting()) claimer.wake();
+    }
+
+    /**
+     * Takes up to the free budget of {@code platform}'s handed recipients, with their budget and window
+     * slots, for {@link #dispatch}: none while a claim of the platform is in progress (its slots are
+     * held for it), and none when fewer than the least worth a dispatch fit (a lane's quarter budget, or
+     * all that wait if fewer): the claimer then waits for budget. Any thread; never blocks.
+     */
+    List<DeliveryStore.Claimed> takeHanded(Platform platform) {
+        synchronized (slots) {
+            if (claiming[platform.ordinal()] > 0) return List.of();
+            int waitingToSend = handed.waiting(platform);
+            int n = Math.min(free(platform), waitingToSend);
+            if (n == 0 || n < Math.min(minClaim, waitingToSend) || !acquire(platform, n)) return List.of();
+            List<DeliveryStore.Claimed> batch = handed.take(platform, n);
+            if (batch.size() < n) releaseSlots(platform, n - batch.size());
+            return batch;
+        }
+    }
+
+    /**
+     * Counts the slots a claim of {@code platform} may fill (at most {@code max}) and holds them for it
+     * until {@link #endClaim}: a hand-over meanwhile takes none of that platform's. Claimer thread.
+     */
+    int beginClaim(Platform platform, int max) {
+        synchronized (slots) {
+            int want = Math.min(free(platform), max);
+            claiming[platform.ordinal()] = Math.max(0, want);
+            return want;
+        }
+    }
+
+    /**
+     * The claim {@link #beginClaim} began returned {@code claimed} recipients: takes their slots (false if
+     * they are not there, a bug) and lets go of the rest. Claimer thread.
+     */
+    boolean endClaim(Platform platform, int claimed) {
+        synchronized (slots) {
+            claiming[platform.ordinal()] = 0;
+            return claimed == 0 || acquire(platform, claimed);
+        }
     }
 
     /** Messages of this lane handed to {@code platform}'s sender or provider and not answered yet. */
@@ -231,8 +300,8 @@ final class Lane {
         return Math.min(budgets.get(platform).availablePermits(), windows.get(platform).availablePermits());
     }
 
-    /** Takes {@code n} slots of the budget and of the window; false when either has fewer free. Claimer thread. */
-    boolean acquire(Platform platform, int n) {
+    /** Takes {@code n} slots of the budget and of the window; false when either has fewer free. Under {@link #slots}. */
+    private boolean acquire(Platform platform, int n) {
         if (!windows.get(platform).tryAcquire(n)) return false;
         if (budgets.get(platform).tryAcquire(n)) return true;
         windows.get(platform).release(n);

@@ -205,6 +205,32 @@ class LaneTests {
     }
 
     /**
+     * A transactional send handed over (created for one device: its recipient goes straight to the
+     * lane) while the lane's claimer is inside a database call that does not return (a claim of another
+     * platform that takes seconds on a busy database, issue 25's provider-storm drill): it is sent and
+     * recorded all the same, without waiting for the claimer.
+     */
+    @Test
+    void aHandedRecipientIsSentWhileTheClaimerIsStuckInsideTheStore() throws InterruptedException {
+        DeliveryProperties properties = new DeliveryProperties(100, Duration.ofSeconds(30), Duration.ofMinutes(2), 8,
+                Duration.ofMillis(20), Duration.ofMillis(40), 2, Map.of(), null);
+        Gate gate = new Gate();
+        store.beforeClaim.put(Platform.WEB, gate::pass);
+        Lane lane = lane(Priority.TRANSACTIONAL, properties); // its first pass over the platforms stops at Web's claim
+        assertThat(gate.entered.await(10, TimeUnit.SECONDS)).as("the claimer is inside Web's claim").isTrue();
+
+        UUID n = store.notification(Priority.TRANSACTIONAL);
+        assertThat(lane.reserve(Platform.ANDROID, 1)).isEqualTo(1);
+        List<DeliveryStore.Claimed> handed = store.handed(n, "urgent-", 1);
+        lane.handOver(handed);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.outcome(handed.getFirst().deviceId()) instanceof DeliveryStore.Accepted);
+        assertThat(gate.open.getCount()).as("the claimer is still inside the store").isEqualTo(1);
+        assertThat(lane.room(Platform.ANDROID)).as("its room is given back").isEqualTo(lane.capacity() * 2);
+        gate.open.countDown();
+    }
+
+    /**
      * A lane that stops with handed recipients still waiting for budget sends none of them and
      * records nothing for them: they stay sending in the store, as a crash would leave them, and are
      * claimed again when their lease runs out. Those in flight are answered and recorded.

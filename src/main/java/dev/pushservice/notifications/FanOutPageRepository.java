@@ -153,16 +153,25 @@ class FanOutPageRepository {
                     ? " left join zones md on md.z = p.timezone left join zones mu on mu.z = u.timezone" : "";
         }
 
-        private JdbcClient.StatementSpec bind(JdbcClient.StatementSpec spec) {
-            return switch (this) {
-                case AtOnce a -> spec.param("expires_at", ts(a.expiresAt()));
-                case PerZone z -> spec.param("zones", z.zones()).param("f_d", ts(z.fallback().due()))
-                        .param("f_x", ts(z.fallback().expiresAt())).param("f_e", z.fallback().expiredReason());
-                case PerDevice d -> spec.param("ids", array(d.devices().size(), i -> d.devices().get(i).toString()))
-                        .param("due", array(d.dueMicros().length, i -> Long.toString(d.dueMicros()[i])))
-                        .param("expires", array(d.expiresMicros().length, i -> text(d.expiresMicros()[i])))
-                        .param("gone", array(d.expiredReasons().length, i -> text(d.expiredReasons()[i])));
-            };
+        /** The parameters its expressions bind (values may be null). */
+        private Map<String, Object> params() {
+            Map<String, Object> params = new java.util.HashMap<>();
+            switch (this) {
+                case AtOnce a -> params.put("expires_at", ts(a.expiresAt()));
+                case PerZone z -> {
+                    params.put("zones", z.zones());
+                    params.put("f_d", ts(z.fallback().due()));
+                    params.put("f_x", ts(z.fallback().expiresAt()));
+                    params.put("f_e", z.fallback().expiredReason());
+                }
+                case PerDevice d -> {
+                    params.put("ids", array(d.devices().size(), i -> d.devices().get(i).toString()));
+                    params.put("due", array(d.dueMicros().length, i -> Long.toString(d.dueMicros()[i])));
+                    params.put("expires", array(d.expiresMicros().length, i -> text(d.expiresMicros()[i])));
+                    params.put("gone", array(d.expiredReasons().length, i -> text(d.expiredReasons()[i])));
+                }
+            }
+            return params;
         }
 
         private static String text(Object value) {
@@ -332,7 +341,7 @@ class FanOutPageRepository {
                     .param("room_android", handing.room()[Platform.ANDROID.ordinal()])
                     .param("room_web", handing.room()[Platform.WEB.ordinal()]);
         }
-        return times.bind(spec);
+        return spec.params(times.params());
     }
 
     /** The parameters of {@link #pageSql}: the app's, the audience instant, the page size, the cursor's when there is one. */

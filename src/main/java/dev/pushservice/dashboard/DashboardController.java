@@ -5,7 +5,7 @@ import dev.pushservice.apps.TenantService;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.devices.DeviceCounts;
 import dev.pushservice.devices.DeviceService;
-import dev.pushservice.notifications.NotificationService;
+import dev.pushservice.notifications.NotificationViews;
 import dev.pushservice.notifications.NotificationView;
 import dev.pushservice.platform.pagination.PageRequest;
 import java.util.List;
@@ -29,10 +29,10 @@ class DashboardController {
     private final TenantService tenants;
     private final DashboardAccess access;
     private final DeviceService devices;
-    private final NotificationService notifications;
+    private final NotificationViews notifications;
     private final AnalyticsService analytics;
 
-    DashboardController(TenantService tenants, DashboardAccess access, DeviceService devices, NotificationService notifications,
+    DashboardController(TenantService tenants, DashboardAccess access, DeviceService devices, NotificationViews notifications,
                         AnalyticsService analytics) {
         this.analytics = analytics;
         this.tenants = tenants;

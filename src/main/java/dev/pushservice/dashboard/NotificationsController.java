@@ -3,7 +3,7 @@ package dev.pushservice.dashboard;
 import dev.pushservice.apps.Tenants;
 import dev.pushservice.members.MemberRole;
 import dev.pushservice.notifications.NotificationPages;
-import dev.pushservice.notifications.NotificationService;
+import dev.pushservice.notifications.NotificationViews;
 import dev.pushservice.notifications.NotificationView;
 import dev.pushservice.notifications.PreviewView;
 import dev.pushservice.platform.domain.InvalidInput;
@@ -57,12 +57,12 @@ class NotificationsController {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final DashboardAccess access;
-    private final NotificationService notifications;
+    private final NotificationViews notifications;
     private final NotificationPages pages;
     private final SegmentService segments;
     private final TemplateService templates;
 
-    NotificationsController(DashboardAccess access, NotificationService notifications, NotificationPages pages,
+    NotificationsController(DashboardAccess access, NotificationViews notifications, NotificationPages pages,
                             SegmentService segments, TemplateService templates) {
         this.access = access;
         this.notifications = notifications;

@@ -22,9 +22,9 @@ public class DeliveryOutcomeCounts {
     public record DailyCount(LocalDate day, String outcome, long count) {
     }
 
-    private final NotificationRepository notifications;
+    private final NotificationReadRepository notifications;
 
-    DeliveryOutcomeCounts(NotificationRepository notifications) {
+    DeliveryOutcomeCounts(NotificationReadRepository notifications) {
         this.notifications = notifications;
     }
 

@@ -196,10 +196,10 @@ class DeliveryRecipientRepository {
                 unsendable, expiresAt == null ? null : expiresAt.toInstant(), locales, handed, claimedAt);
     }
 
-    /** The device's locale, then its user's, as {@link NotificationRepository.RenderValues} froze them. */
+    /** The device's locale, then its user's, as {@link FanOutPageRepository.RenderValues} froze them. */
     private static List<String> locales(JsonNode values) {
-        JsonNode device = values.get(NotificationRepository.DEVICE_LOCALE);
-        JsonNode user = values.get(NotificationRepository.USER_LOCALE);
+        JsonNode device = values.get(FanOutPageRepository.DEVICE_LOCALE);
+        JsonNode user = values.get(FanOutPageRepository.USER_LOCALE);
         if (device == null && user == null) return List.of();
         List<String> locales = new java.util.ArrayList<>(2);
         if (device != null && device.isString()) locales.add(device.stringValue());

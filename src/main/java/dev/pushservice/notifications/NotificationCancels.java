@@ -19,12 +19,12 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The background half of cancelling a processing notification: the durable db-scheduler task
  * {@value #TASK_NAME} (one instance per notification, named by its id, role {@code worker}),
- * enqueued by {@link NotificationService#cancel} in the transaction that marks the notification
+ * enqueued by {@link NotificationStates#cancel} in the transaction that marks the notification
  * {@code cancelled} and answers. It makes the notification's {@code pending} recipients
  * {@code cancelled} in batches of {@code push.notifications.cancel-batch} (default
  * {@value #DEFAULT_BATCH}), each one statement in its own short transaction that also gives back
  * their frequency-cap slots ({@link CancelRepository#cancelPendingBatch}); then, with none pending
- * left, finishes the cancel ({@link NotificationService#finishCancel}): the {@code notification.cancelled}
+ * left, finishes the cancel ({@link NotificationStates#finishCancel}): the {@code notification.cancelled}
  * fact (and so its webhooks), and the final counts once nothing is in flight.
  *
  * <p>Nothing waits for it to be sent: from the cancel's commit no lane claims the notification's
@@ -48,12 +48,12 @@ class NotificationCancels {
     }
 
     private final CancelRepository cancels;
-    private final NotificationService service;
+    private final NotificationStates service;
     private final TransactionTemplate transactions;
     private final Clock clock;
     private final int batch;
 
-    NotificationCancels(CancelRepository cancels, NotificationService service, TransactionTemplate transactions, Clock clock,
+    NotificationCancels(CancelRepository cancels, NotificationStates service, TransactionTemplate transactions, Clock clock,
                         @Value("${push.notifications.cancel-batch:" + DEFAULT_BATCH + "}") int batch) {
         if (batch < 1) throw new IllegalArgumentException("push.notifications.cancel-batch must be at least 1");
         this.cancels = cancels;

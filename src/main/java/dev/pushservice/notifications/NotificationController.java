@@ -30,7 +30,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * {@code /v1/notifications}: create (202, idempotent by {@code Idempotency-Key}), list, read,
  * cancel, recipients and events, and the preview of a creation body. HTTP only: the body is checked field by field here
- * ({@link NotificationRequest#read}), everything else is {@link NotificationService}'s.
+ * ({@link NotificationRequest#read}), everything else is the services': creation {@link NotificationService}'s,
+ * reads {@link NotificationViews}', cancel {@link NotificationStates}'.
  */
 @RestController
 @RequestMapping("/v1/notifications")
@@ -41,11 +42,16 @@ class NotificationController {
     private static final Pattern KEY = Pattern.compile("[\\x21-\\x7E]+");
 
     private final NotificationService notifications;
+    private final NotificationViews views;
+    private final NotificationStates states;
     private final NotificationPreviews previews;
     private final Clock clock;
 
-    NotificationController(NotificationService notifications, NotificationPreviews previews, Clock clock) {
+    NotificationController(NotificationService notifications, NotificationViews views, NotificationStates states,
+                           NotificationPreviews previews, Clock clock) {
         this.notifications = notifications;
+        this.views = views;
+        this.states = states;
         this.previews = previews;
         this.clock = clock;
     }
@@ -104,31 +110,31 @@ class NotificationController {
     @GetMapping
     @Authorize(Scope.NOTIFICATIONS_READ)
     Page<NotificationView> list(ApiPrincipal caller, PageRequest page) {
-        return notifications.list(caller.appId(), page);
+        return views.list(caller.appId(), page);
     }
 
     @GetMapping("/{notification_id}")
     @Authorize(Scope.NOTIFICATIONS_READ)
     NotificationView get(ApiPrincipal caller, @PathVariable("notification_id") String id) {
-        return notifications.get(caller.appId(), Uuids.pathId(id, "notification_id"));
+        return views.get(caller.appId(), Uuids.pathId(id, "notification_id"));
     }
 
     @PostMapping("/{notification_id}/cancel")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
     NotificationView cancel(ApiPrincipal caller, @PathVariable("notification_id") String id) {
-        return notifications.cancel(caller.appId(), Uuids.pathId(id, "notification_id"));
+        return states.cancel(caller.appId(), Uuids.pathId(id, "notification_id"));
     }
 
     @GetMapping("/{notification_id}/recipients")
     @Authorize(Scope.NOTIFICATIONS_READ)
     RecipientPage recipients(ApiPrincipal caller, @PathVariable("notification_id") String id, PageRequest page,
                              @RequestParam(name = "cursor", required = false) String cursor) {
-        return notifications.recipients(caller.appId(), Uuids.pathId(id, "notification_id"), page, cursor);
+        return views.recipients(caller.appId(), Uuids.pathId(id, "notification_id"), page, cursor);
     }
 
     @GetMapping("/{notification_id}/events")
     @Authorize(Scope.NOTIFICATIONS_READ)
     Page<EventReads.EventView> events(ApiPrincipal caller, @PathVariable("notification_id") String id, PageRequest page) {
-        return notifications.events(caller.appId(), Uuids.pathId(id, "notification_id"), page);
+        return views.events(caller.appId(), Uuids.pathId(id, "notification_id"), page);
     }
 }

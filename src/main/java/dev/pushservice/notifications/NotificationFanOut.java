@@ -105,7 +105,8 @@ public class NotificationFanOut {
     }
 
     private final NotificationRepository notifications;
-    private final NotificationService service;
+    private final FanOutPageRepository pages;
+    private final NotificationStates states;
     private final SegmentService segments;
     private final FilterCompiler compiler;
     private final LifecycleEventRepository lifecycle;
@@ -118,14 +119,16 @@ public class NotificationFanOut {
     private final RecipientStatistics statistics;
     private final int pageSize;
 
-    NotificationFanOut(NotificationRepository notifications, NotificationService service, SegmentService segments,
+    NotificationFanOut(NotificationRepository notifications, FanOutPageRepository pages, NotificationStates states,
+                       SegmentService segments,
                        FilterCompiler compiler, LifecycleEventRepository lifecycle, ObjectProvider<DeliveryHandoff> handoff,
                        TransactionTemplate transactions, JsonMapper json, Clock clock, AppSettingsService appSettings,
                        SendThrottleRepository throttles, RecipientStatistics statistics,
                        @Value("${push.notifications.fanout-page-size:" + DEFAULT_PAGE_SIZE + "}") int pageSize) {
         if (pageSize < 1) throw new IllegalArgumentException("push.notifications.fanout-page-size must be at least 1");
         this.notifications = notifications;
-        this.service = service;
+        this.pages = pages;
+        this.states = states;
         this.segments = segments;
         this.compiler = compiler;
         this.lifecycle = lifecycle;
@@ -176,14 +179,14 @@ public class NotificationFanOut {
         NotificationRepository.Row row = transactions.execute(status -> start(app, id));
         if (row == null) return;
         DeliveryHandoff delivery = handoff.getIfAvailable(() -> DeliveryHandoff.NONE);
-        NotificationRepository.RenderValues renderValues = renderValues(row.content());
+        FanOutPageRepository.RenderValues renderValues = renderValues(row.content());
         if (row.recipientCount() == null) {
-            NotificationRepository.AudienceSql audience = audience(app, row.audience());
+            FanOutPageRepository.AudienceSql audience = audience(app, row.audience());
             long total = 0;
             long handedTotal = 0;
             int pages = 0;
             Timing timing = timing(row);
-            Blueprint blueprint = timing.plain() ? handoverBlueprint(row) : null;
+            Blueprint blueprint = timing.pageTimes() instanceof FanOutPageRepository.Times.AtOnce ? handoverBlueprint(row) : null;
             int[] seen = new int[Platform.values().length];
             // in the caller's transaction (a tiny audience) no ANALYZE: it would hold its lock to the commit
             RecipientStatistics.Run stats = inCallersTransaction ? null : statistics.run(id);
@@ -195,7 +198,7 @@ public class NotificationFanOut {
                         : delivery.handover(app, row.priority(), pageSize, seen, handoverWait);
                 int limit = handover == null ? pageSize : handover.limit();
                 List<DeliveryStore.Claimed> handed = new ArrayList<>();
-                NotificationRepository.PageResult page;
+                FanOutPageRepository.PageResult page;
                 try {
                     page = transactions.execute(status -> {
                         // first: from here, the commit hands over what the page's handover lists, anything else releases
@@ -203,10 +206,7 @@ public class NotificationFanOut {
                         NotificationRepository.Row current = known != null ? known : notifications.lock(app, id).orElse(null);
                         if (current == null || !NotificationService.PROCESSING.equals(current.status())) return null;
                         var result = handover != null ? handedPage(current, audience, timing, renderValues, handover, handed, seen)
-                                : timing.plain()
-                                ? notifications.insertPage(app, id, audience, current.audienceAt(), current.cursorAt(),
-                                        current.cursorId(), pageSize, renderValues, clock.instant(), timing.plainExpiry())
-                                : timing.perMinute() == null ? zonedPage(current, audience, timing, renderValues)
+                                : timing.pageTimes() != null ? page(current, audience, timing, renderValues)
                                 : timedPage(current, audience, timing, renderValues);
                         if (result.lastAt() != null) {
                             notifications.saveCursor(app, id, result.lastAt(), result.lastId(), result.inserted());
@@ -242,7 +242,7 @@ public class NotificationFanOut {
             var count = notifications.setRecipientCount(app, id, clock.instant());
             if (count.isEmpty()) return false; // a previous run finished materializing
             log.info("Notification {}: {} recipient(s) materialized", id, count.get());
-            if (count.get() == 0) service.finishIfDone(app, id);
+            if (count.get() == 0) states.finishIfDone(app, id);
             delivery.materialized(app, id, current.priority(), count.get(), inCallersTransaction);
             return true;
         });
@@ -254,17 +254,8 @@ public class NotificationFanOut {
      * timing settings, read once per run. Transactional notifications are exempt from quiet hours
      * and the throttle (a one-time code must not wait behind a campaign or for the morning).
      */
-    private record Timing(SendTimes times, Integer perMinute, ZoneId defaultZone, Instant sendTime, Integer ttl,
-                          String zones, NotificationRepository.ZonedTimes fallback) {
-
-        /** Every recipient due at once, with the notification's expiry: the one-statement page. */
-        boolean plain() {
-            return !times.zoned() && perMinute == null;
-        }
-
-        Instant plainExpiry() {
-            return ttl == null ? null : sendTime.plusSeconds(ttl);
-        }
+    private record Timing(SendTimes times, Integer perMinute, ZoneId defaultZone,
+                          FanOutPageRepository.Times pageTimes) {
     }
 
     private Timing timing(NotificationRepository.Row row) {
@@ -277,28 +268,29 @@ public class NotificationFanOut {
         DeliveryTiming settings = exempt && localTime == null ? UNTIMED : appSettings.deliveryTiming(row.appId());
         SendTimes times = new SendTimes(sendTime, localOrigin, localTime, row.ttl(), exempt ? null : settings.quietHours());
         Integer perMinute = exempt ? null : settings.throttlePerMinute();
-        String zones = null;
-        NotificationRepository.ZonedTimes fallback = null;
-        if (times.zoned() && perMinute == null) {
+        FanOutPageRepository.Times pageTimes = null; // throttled: timed per device (timedPage)
+        if (!times.zoned() && perMinute == null) {
+            // every recipient due at once, with the notification's expiry: the one-statement page
+            pageTimes = new FanOutPageRepository.Times.AtOnce(row.ttl() == null ? null : sendTime.plusSeconds(row.ttl()));
+        } else if (perMinute == null) {
             // every zone's times, once per run (a few hundred zones, microseconds each): the page
             // statement joins each recipient's zone to them, so no page has to be read first
             ArrayNode all = JsonNodeFactory.instance.arrayNode();
             for (String name : TimeZones.all()) {
-                NotificationRepository.ZonedTimes z = zoned(times.plan(ZoneId.of(name)));
+                FanOutPageRepository.ZonedTimes z = zoned(times.plan(ZoneId.of(name)));
                 all.addObject().put("z", name).put("d", z.due().toString())
                         .put("x", z.expiresAt() == null ? null : z.expiresAt().toString()).put("e", z.expiredReason());
             }
-            zones = all.toString();
-            fallback = zoned(times.plan(settings.defaultZone()));
+            pageTimes = new FanOutPageRepository.Times.PerZone(all.toString(), zoned(times.plan(settings.defaultZone())));
         }
-        return new Timing(times, perMinute, settings.defaultZone(), sendTime, row.ttl(), zones, fallback);
+        return new Timing(times, perMinute, settings.defaultZone(), pageTimes);
     }
 
     /** What {@link #timing} uses where the app's timing settings cannot apply: none of them is read. */
     private static final DeliveryTiming UNTIMED = new DeliveryTiming(java.time.ZoneOffset.UTC, null, null);
 
-    private static NotificationRepository.ZonedTimes zoned(SendTimes.Plan plan) {
-        return new NotificationRepository.ZonedTimes(plan.due(), plan.expiresAt(),
+    private static FanOutPageRepository.ZonedTimes zoned(SendTimes.Plan plan) {
+        return new FanOutPageRepository.ZonedTimes(plan.due(), plan.expiresAt(),
                 plan.expired() ? EXPIRED_IN_QUIET_HOURS : null);
     }
 
@@ -308,15 +300,15 @@ public class NotificationFanOut {
      * the rest are {@code pending}, for any instance's claim. A page that does not commit gives the
      * room back. Leaves the page's devices per platform in {@code seen}.
      */
-    private NotificationRepository.PageResult handedPage(NotificationRepository.Row current,
-                                                         NotificationRepository.AudienceSql audience, Timing timing,
-                                                         NotificationRepository.RenderValues renderValues, Handover handover,
-                                                         List<DeliveryStore.Claimed> handed, int[] seen) {
+    private FanOutPageRepository.PageResult handedPage(NotificationRepository.Row current,
+                                                       FanOutPageRepository.AudienceSql audience, Timing timing,
+                                                       FanOutPageRepository.RenderValues renderValues, Handover handover,
+                                                       List<DeliveryStore.Claimed> handed, int[] seen) {
         int[] room = new int[Platform.values().length];
         for (Platform p : Platform.values()) room[p.ordinal()] = handover.room(p);
-        NotificationRepository.HandedPage page = notifications.insertHandedPage(current.appId(), current.id(), audience,
-                current.audienceAt(), current.cursorAt(), current.cursorId(), handover.limit(), renderValues,
-                clock.instant(), timing.plainExpiry(), room, handover.leaseEnd());
+        Instant expiresAt = ((FanOutPageRepository.Times.AtOnce) timing.pageTimes()).expiresAt();
+        FanOutPageRepository.HandedPage page = pages.insertHanded(next(current, audience, handover.limit()), expiresAt,
+                new FanOutPageRepository.Handing(room, handover.leaseEnd()), renderValues, clock.instant());
         // the next page's mix is predicted by this one's: audiences are read in creation order, where
         // platforms come in runs (an app's iOS users first, its web users later) as often as mixed
         System.arraycopy(page.selectedPerPlatform(), 0, seen, 0, seen.length);
@@ -356,15 +348,22 @@ public class NotificationFanOut {
         }
     }
 
-    /** One page whose recipients' times depend only on their zone (no throttle): one statement. */
-    private NotificationRepository.PageResult zonedPage(NotificationRepository.Row current,
-                                                        NotificationRepository.AudienceSql audience, Timing timing,
-                                                        NotificationRepository.RenderValues renderValues) {
-        var result = notifications.insertZoned(current.appId(), current.id(), audience, current.audienceAt(),
-                current.cursorAt(), current.cursorId(), pageSize, renderValues, clock.instant(), timing.zones(),
-                timing.fallback());
+    /**
+     * One page whose recipients' times are known before it is read (due at once, or by their zone: no
+     * throttle): one statement, and for a zoned page the latest due time kept.
+     */
+    private FanOutPageRepository.PageResult page(NotificationRepository.Row current, FanOutPageRepository.AudienceSql audience,
+                                                 Timing timing, FanOutPageRepository.RenderValues renderValues) {
+        var result = pages.insert(next(current, audience, pageSize), timing.pageTimes(), renderValues, clock.instant());
         if (result.lastDue() != null) notifications.extendLastDue(current.appId(), current.id(), result.lastDue());
         return result;
+    }
+
+    /** The next page of {@code current}'s audience, from its cursor, up to {@code size} devices. */
+    private static FanOutPageRepository.Page next(NotificationRepository.Row current,
+                                                  FanOutPageRepository.AudienceSql audience, int size) {
+        return new FanOutPageRepository.Page(current.appId(), current.id(), audience, current.audienceAt(),
+                current.cursorAt(), current.cursorId(), size);
     }
 
     /**
@@ -373,14 +372,13 @@ public class NotificationFanOut {
      * the app's throttle lock), and the page inserted in one statement. Three statements more than a
      * plain page (read, slots read and written), none per recipient.
      */
-    private NotificationRepository.PageResult timedPage(NotificationRepository.Row current,
-                                                        NotificationRepository.AudienceSql audience, Timing timing,
-                                                        NotificationRepository.RenderValues renderValues) {
+    private FanOutPageRepository.PageResult timedPage(NotificationRepository.Row current,
+                                                      FanOutPageRepository.AudienceSql audience, Timing timing,
+                                                      FanOutPageRepository.RenderValues renderValues) {
         UUID app = current.appId();
         Instant now = clock.instant();
-        List<NotificationRepository.PageDevice> devices = notifications.selectPage(app, audience, current.audienceAt(),
-                current.cursorAt(), current.cursorId(), pageSize);
-        if (devices.isEmpty()) return new NotificationRepository.PageResult(0, 0, null, null);
+        List<FanOutPageRepository.PageDevice> devices = pages.selectPage(next(current, audience, pageSize));
+        if (devices.isEmpty()) return new FanOutPageRepository.PageResult(0, 0, null, null);
         int n = devices.size();
         SendTimes.Plan[] plans = new SendTimes.Plan[n];
         Map<String, ZoneId> zones = new HashMap<>();
@@ -421,15 +419,16 @@ public class NotificationFanOut {
             if (last == null || at.isAfter(last)) last = at;
         }
         if (slots != null) slots.flush();
-        List<UUID> ids = devices.stream().map(NotificationRepository.PageDevice::id).toList();
-        int inserted = notifications.insertTimed(app, current.id(), ids, due, expires, expired, renderValues, now);
+        List<UUID> ids = devices.stream().map(FanOutPageRepository.PageDevice::id).toList();
+        int inserted = pages.insertTimed(app, current.id(), new FanOutPageRepository.Times.PerDevice(ids, due, expires, expired),
+                renderValues, now);
         if (last != null) notifications.extendLastDue(app, current.id(), last);
-        NotificationRepository.PageDevice end = devices.getLast();
-        return new NotificationRepository.PageResult(n, inserted, end.createdAt(), end.id());
+        FanOutPageRepository.PageDevice end = devices.getLast();
+        return new FanOutPageRepository.PageResult(n, inserted, end.createdAt(), end.id());
     }
 
     /** The recipient's zone: the device's, else its user's, else the app's; names that are no IANA zone are passed over. */
-    private static ZoneId zone(NotificationRepository.PageDevice device, Map<String, ZoneId> zones, ZoneId fallback) {
+    private static ZoneId zone(FanOutPageRepository.PageDevice device, Map<String, ZoneId> zones, ZoneId fallback) {
         for (String name : new String[] {device.deviceZone(), device.userZone()}) {
             if (name == null) continue;
             ZoneId zone = zones.computeIfAbsent(name, z -> TimeZones.isValid(z) ? ZoneId.of(z) : null);
@@ -447,9 +446,9 @@ public class NotificationFanOut {
     }
 
     /** What each recipient of a notification with {@code content} gets frozen at fan-out. */
-    NotificationRepository.RenderValues renderValues(JsonNode content) {
+    FanOutPageRepository.RenderValues renderValues(JsonNode content) {
         JsonNode localizations = content.get("localizations");
-        return new NotificationRepository.RenderValues(USER_PLACEHOLDER.matcher(json.writeValueAsString(content)).find(),
+        return new FanOutPageRepository.RenderValues(USER_PLACEHOLDER.matcher(json.writeValueAsString(content)).find(),
                 localizations != null && !localizations.isEmpty());
     }
 
@@ -475,7 +474,7 @@ public class NotificationFanOut {
      * The audience as SQL over {@code devices d}: target ∩ (any included segment, when given) −
      * every excluded segment, each segment at the version snapshotted at creation.
      */
-    NotificationRepository.AudienceSql audience(UUID app, JsonNode audience) {
+    FanOutPageRepository.AudienceSql audience(UUID app, JsonNode audience) {
         StringBuilder joins = new StringBuilder();
         List<String> predicates = new ArrayList<>();
         Map<String, Object> params = new LinkedHashMap<>();
@@ -534,7 +533,7 @@ public class NotificationFanOut {
                     + ".id = d.id)");
             params.putAll(c.params());
         }
-        return new NotificationRepository.AudienceSql(joins.toString(),
+        return new FanOutPageRepository.AudienceSql(joins.toString(),
                 predicates.isEmpty() ? "true" : String.join(" and ", predicates), params);
     }
 

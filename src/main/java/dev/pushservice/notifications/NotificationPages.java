@@ -23,7 +23,7 @@ import tools.jackson.databind.JsonNode;
  * creation body goes through {@link NotificationRequest#read} and {@link NotificationService#create}
  * exactly as {@code POST /v1/notifications} sends it (same checks, same 422s, nothing stored on a
  * refusal), a preview through {@link NotificationPreviews}, cancel through
- * {@link NotificationService#cancel}; the report's figures come from {@link NotificationReportRepository},
+ * {@link NotificationStates#cancel}; the report's figures come from {@link NotificationReportRepository},
  * one set-based statement per family of figures, so a page costs the same number of statements for any
  * audience. Thread-safe.
  */
@@ -40,12 +40,17 @@ public class NotificationPages {
     static final int MAX_POINTS = 600;
 
     private final NotificationService service;
+    private final NotificationViews views;
+    private final NotificationStates states;
     private final NotificationPreviews previews;
     private final NotificationReportRepository reports;
     private final Clock clock;
 
-    NotificationPages(NotificationService service, NotificationPreviews previews, NotificationReportRepository reports, Clock clock) {
+    NotificationPages(NotificationService service, NotificationViews views, NotificationStates states,
+                      NotificationPreviews previews, NotificationReportRepository reports, Clock clock) {
         this.service = service;
+        this.views = views;
+        this.states = states;
         this.previews = previews;
         this.reports = reports;
         this.clock = clock;
@@ -53,7 +58,7 @@ public class NotificationPages {
 
     /** The notification as {@code GET /v1/notifications/{id}} shows it. @throws NotFound unknown or another app's */
     public NotificationView get(UUID appId, UUID id) {
-        return service.get(appId, id);
+        return views.get(appId, id);
     }
 
     /**
@@ -101,7 +106,7 @@ public class NotificationPages {
 
     /** Cancels as {@code POST /v1/notifications/{id}/cancel} does. @throws InvalidInput already terminal */
     public NotificationView cancel(UUID appId, UUID id) {
-        return service.cancel(appId, id);
+        return states.cancel(appId, id);
     }
 
     // --- the report --------------------------------------------------------------------------------

@@ -30,11 +30,11 @@ class NotificationPreviews {
 
     private final NotificationService service;
     private final NotificationFanOut fanOut;
-    private final NotificationRepository notifications;
+    private final NotificationReadRepository notifications;
     private final PushProviders providers;
     private final Clock clock;
 
-    NotificationPreviews(NotificationService service, NotificationFanOut fanOut, NotificationRepository notifications,
+    NotificationPreviews(NotificationService service, NotificationFanOut fanOut, NotificationReadRepository notifications,
                          PushProviders providers, Clock clock) {
         this.service = service;
         this.fanOut = fanOut;
@@ -58,25 +58,25 @@ class NotificationPreviews {
         }
         NotificationService.Prepared prepared = service.prepare(appId, request, problems);
         Instant now = clock.instant();
-        NotificationRepository.AudienceSql audience = fanOut.audience(appId, prepared.audience());
-        NotificationRepository.RenderValues values = fanOut.renderValues(prepared.content());
+        FanOutPageRepository.AudienceSql audience = fanOut.audience(appId, prepared.audience());
+        FanOutPageRepository.RenderValues values = fanOut.renderValues(prepared.content());
 
         Map<String, Long> platforms = new LinkedHashMap<>();
         for (Platform p : Platform.values()) platforms.put(p.value(), 0L);
         platforms.putAll(notifications.audienceCounts(appId, audience));
         long total = platforms.values().stream().mapToLong(Long::longValue).sum();
 
-        List<NotificationRepository.Sample> samples = deviceId != null
+        List<NotificationReadRepository.Sample> samples = deviceId != null
                 ? notifications.sampleDevice(appId, deviceId, audience, values).stream().toList()
                 : notifications.sampleRecipients(appId, audience, values).stream()
-                        .map(r -> new NotificationRepository.Sample(r, true)).toList();
+                        .map(r -> new NotificationReadRepository.Sample(r, true)).toList();
         Blueprint blueprint = RecipientDelivery.blueprint(null, appId, prepared.priority(), prepared.interruptionLevel(),
                 prepared.content(), prepared.ttl(), now);
         List<PreviewView.Sample> rendered = samples.stream().map(s -> render(blueprint, s, now)).toList();
         return new PreviewView(new PreviewView.Audience(total, platforms), prepared.interruptionLevel(), rendered);
     }
 
-    private PreviewView.Sample render(Blueprint blueprint, NotificationRepository.Sample sample, Instant now) {
+    private PreviewView.Sample render(Blueprint blueprint, NotificationReadRepository.Sample sample, Instant now) {
         DeliveryStore.Claimed recipient = sample.recipient();
         Blueprint.Localized localized = blueprint.localizationFor(recipient);
         ProviderPreview preview = providers.forPlatform(recipient.platform()).preview(blueprint.message(recipient, now));

@@ -25,14 +25,14 @@ import org.springframework.context.annotation.Configuration;
  *
  * <ul>
  *   <li>A processing notification with its recipients all materialized and terminal and no handover
- *       left is finished by {@link NotificationService#finishIfDone}, as the recording would have:
+ *       left is finished by {@link NotificationStates#finishIfDone}, as the recording would have:
  *       exact counts, {@code completed} or {@code failed}, its lifecycle fact (and so its webhook).</li>
  *   <li>A cancelled notification cancelled with recipients in flight, none of them in flight any more,
  *       still without its final counts, gets them the same way (reads then stop counting its rows).</li>
  *   <li>A queued or processing notification whose fan-out task was dead-lettered
  *       ({@code dead_letter_jobs}, instance = the notification's id) and is not scheduled again becomes
- *       {@code failed} once what it materialized is delivered ({@link NotificationService#failFanOut}),
- *       its fact carrying the reason {@value NotificationService#FANOUT_FAILED}.</li>
+ *       {@code failed} once what it materialized is delivered ({@link NotificationStates#failFanOut}),
+ *       its fact carrying the reason {@value NotificationStates#FANOUT_FAILED}.</li>
  *   <li>A notification still cancelling ({@link NotificationCancels}) whose background task is gone
  *       (dead-lettered after its retries) gets the task scheduled again, so its pending recipients end
  *       cancelled and its fact is recorded.</li>
@@ -56,7 +56,7 @@ class NotificationReconciler {
     static final int BATCH = 100;
 
     @Bean
-    RecurringTask<Void> notificationReconcile(NotificationRepository notifications, NotificationService service,
+    RecurringTask<Void> notificationReconcile(NotificationRepository notifications, NotificationStates service,
                                               ObjectProvider<RecipientDelivery> delivery, Clock clock,
                                               CancelRepository cancels, SchedulerClient scheduler,
                                               @Value("${push.notifications.reconcile-interval:30s}") Duration every) {

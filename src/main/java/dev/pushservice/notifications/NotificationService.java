@@ -4,15 +4,11 @@ import com.github.kagkarlsson.scheduler.SchedulerClient;
 import dev.pushservice.apps.AppSettingsService;
 import dev.pushservice.apps.NotificationDefaults;
 import dev.pushservice.audit.AuditLog;
-import dev.pushservice.events.EventReads;
 import dev.pushservice.events.NotificationReferences;
 import dev.pushservice.lifecycle.LifecycleEventRepository;
 import dev.pushservice.lifecycle.LifecycleEventRepository.Kind;
 import dev.pushservice.platform.domain.InvalidInput;
-import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.domain.Violation;
-import dev.pushservice.platform.pagination.Page;
-import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.platform.storage.Uuid7;
 import dev.pushservice.segments.SegmentService;
 import dev.pushservice.segments.SegmentVersion;
@@ -24,8 +20,6 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,8 +28,6 @@ import java.util.function.Supplier;
 import dev.pushservice.platform.jobs.JobRunner;
 import org.slf4j.Logger;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.slf4j.LoggerFactory;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -45,10 +37,12 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Notifications: creation (validation against the app's data, template resolution, snapshots,
- * idempotency), cancel, reads, and the state changes the pipeline makes ({@link #finishIfDone}).
- * Every state change writes its lifecycle fact ({@link LifecycleEventRepository}) in the same transaction.
- * Thread-safe.
+ * Notifications' creation: validation against the app's data, template resolution, the app's
+ * defaults, snapshots, idempotency; the request path ({@link #create}) and the service's own
+ * ({@link #createForUsers}) share the steps that store one ({@link #store}): its row, its lifecycle
+ * facts ({@link LifecycleEventRepository}) and its fan-out, in one transaction. Drafts are queued
+ * when due ({@link #queueDueDrafts}). What follows creation is {@link NotificationStates}'s (cancel,
+ * finishing), what reads show is {@link NotificationViews}'s. Thread-safe.
  */
 @Service
 public class NotificationService implements NotificationReferences {
@@ -62,44 +56,34 @@ public class NotificationService implements NotificationReferences {
     static final String FAILED = "failed";
     static final String CANCELLED = "cancelled";
     static final Set<String> TERMINAL = Set.of(COMPLETED, FAILED, CANCELLED);
-    static final List<String> RECIPIENT_STATES =
-            List.of("pending", "sending", "accepted", "failed", "invalid_token", "cancelled", "expired", "skipped_frequency_cap");
-    private static final Set<String> FAILED_STATES = Set.of("failed", "invalid_token", "expired");
 
     private final NotificationRepository notifications;
+    private final NotificationReadRepository reads;
     private final SegmentService segments;
     private final TemplateService templates;
     private final LifecycleEventRepository lifecycle;
     private final SchedulerClient scheduler;
     private final AuditLog audit;
-    private final EventReads events;
     private final Clock clock;
     private final ObjectProvider<JobRunner> jobs;
-    private final ObjectProvider<DeliveryHandoff> delivery;
     private final AppSettingsService settings;
-    private final FrequencyCapping caps;
     private final ObjectProvider<NotificationFanOut> fanOut;
-    private final CancelRepository cancels;
 
-    NotificationService(NotificationRepository notifications, SegmentService segments, TemplateService templates,
-                        LifecycleEventRepository lifecycle, SchedulerClient scheduler, EventReads events, Clock clock,
-                        ObjectProvider<JobRunner> jobs, ObjectProvider<DeliveryHandoff> delivery, AuditLog audit,
-                        AppSettingsService settings, FrequencyCapping caps, ObjectProvider<NotificationFanOut> fanOut,
-                        CancelRepository cancels) {
-        this.fanOut = fanOut;
-        this.cancels = cancels;
-        this.settings = settings;
-        this.caps = caps;
-        this.jobs = jobs;
-        this.delivery = delivery;
-        this.audit = audit;
+    NotificationService(NotificationRepository notifications, NotificationReadRepository reads, SegmentService segments,
+                        TemplateService templates, LifecycleEventRepository lifecycle, SchedulerClient scheduler, Clock clock,
+                        ObjectProvider<JobRunner> jobs, AuditLog audit, AppSettingsService settings,
+                        ObjectProvider<NotificationFanOut> fanOut) {
         this.notifications = notifications;
+        this.reads = reads;
         this.segments = segments;
         this.templates = templates;
         this.lifecycle = lifecycle;
         this.scheduler = scheduler;
-        this.events = events;
         this.clock = clock;
+        this.jobs = jobs;
+        this.audit = audit;
+        this.settings = settings;
+        this.fanOut = fanOut;
     }
 
     /**
@@ -138,17 +122,10 @@ public class NotificationService implements NotificationReferences {
                 template == null ? null : template.version(), audience, prepared.ttl(), request.localDeliveryTime(),
                 request.frequencyCapOverride(), request.scheduledAt(), scheduled ? request.scheduledAt() : now, now,
                 scheduled ? null : now, materializeNow ? now : null);
-        if (!notifications.insert(row)) {
+        if (!store(row, status, materializeNow)) {
             // a concurrent request with this key committed first: it is the original
             return replay(notifications.findByKey(appId, idempotencyKey)
                     .orElseThrow(() -> new IllegalStateException("idempotency key conflict without a row")), request);
-        }
-        lifecycle.recordAll(appId, id, now, creationFacts(id, status, materializeNow));
-        if (materializeNow) {
-            log.info("Notification {} processing: materializing recipients at creation", id);
-            fanOut.getObject().materializeNow(appId, id);
-        } else if (!scheduled) {
-            enqueueFanOut(appId, id, priority);
         }
         List<String> fields = new ArrayList<>(List.of("audience", "content", "priority", "status"));
         if (template != null) fields.add("template_id");
@@ -156,6 +133,26 @@ public class NotificationService implements NotificationReferences {
         audit.record(appId, "notification.create", "notification", id, fields);
         log.info("Notification {} created ({}, priority {}, target {})", id, status, priority, target.type());
         return new NotificationView.Created(id, status, level, request.scheduledAt(), now, false);
+    }
+
+    /**
+     * The creation steps every notification takes, in the caller's transaction: its row, its
+     * lifecycle facts ({@link #creationFacts}, created in {@code status}), then its fan-out:
+     * materialized here when {@code materializeNow}, else its task enqueued when it is queued (a
+     * draft gets its task when it is due: {@link #queueDueDrafts}). False, with nothing written,
+     * when the app already has a notification with the row's idempotency key.
+     */
+    private boolean store(NotificationRepository.NewNotification row, String status, boolean materializeNow) {
+        if (!notifications.insert(row)) return false;
+        lifecycle.recordAll(row.appId(), row.id(), row.createdAt(), creationFacts(row.id(), status, materializeNow));
+        if (materializeNow) {
+            log.info("Notification {} processing: materializing recipients at creation", row.id());
+            // every page joins this transaction: the recipients commit with the notification (and its caller's writes)
+            fanOut.getObject().materializeNow(row.appId(), row.id());
+        } else if (QUEUED.equals(status)) {
+            enqueueFanOut(row.appId(), row.id(), row.priority());
+        }
+        return true;
     }
 
     /**
@@ -216,21 +213,18 @@ public class NotificationService implements NotificationReferences {
     public UUID createForUsers(UUID appId, JsonNode content, String priority, String interruptionLevel,
                                java.util.Collection<UUID> userIds, ObjectNode target) {
         Instant now = clock.instant().truncatedTo(ChronoUnit.MICROS);
-        NotificationDefaults defaults = settings.notificationDefaults(appId);
-        String level = first(interruptionLevel, defaults.interruptionLevel(), "active");
-        String resolvedPriority = first(priority, defaults.priority(), "normal");
         ObjectNode snapshot = JsonNodeFactory.instance.objectNode();
         for (String field : CONTENT_FIELDS) {
             JsonNode value = content.get(field);
             if (value != null && !value.isNull()) snapshot.set(field, value);
         }
-        if (!snapshot.has("sound")) putText(snapshot, "sound", defaults.sound());
         ObjectNode audience = JsonNodeFactory.instance.objectNode();
         audience.set("target", target);
         audience.set("included", JsonNodeFactory.instance.arrayNode());
         audience.set("excluded", JsonNodeFactory.instance.arrayNode());
         ArrayNode users = audience.putArray(NotificationFanOut.AUDIENCE_USERS);
         userIds.forEach(u -> users.add(u.toString()));
+        Prepared prepared = withDefaults(appId, audience, null, snapshot, interruptionLevel, priority, null, null);
         UUID id = Uuid7.at(now);
         byte[] hash;
         try {
@@ -241,12 +235,9 @@ public class NotificationService implements NotificationReferences {
         }
         // the key is the notification's own id: no request can replay it
         var row = new NotificationRepository.NewNotification(id, appId, "service:" + id, hash, null, PROCESSING,
-                resolvedPriority, level, snapshot, null, null, audience, defaults.ttl(), null, false, null, now, now, now, now);
-        if (!notifications.insert(row)) throw new IllegalStateException("notification id collision");
-        lifecycle.recordAll(appId, id, now, creationFacts(id, QUEUED, true));
-        log.info("Notification {} processing: materializing recipients at creation", id);
-        // fan-out in this transaction: every page joins it, so the recipients commit with the caller
-        fanOut.getObject().materializeNow(appId, id);
+                prepared.priority(), prepared.interruptionLevel(), snapshot, null, null, audience, prepared.ttl(), null,
+                false, null, now, now, now, now);
+        if (!store(row, QUEUED, true)) throw new IllegalStateException("notification id collision");
         return id;
     }
 
@@ -265,12 +256,12 @@ public class NotificationService implements NotificationReferences {
         audience.set("target", target.toJson());
         switch (target.type()) {
             case "device" -> {
-                if (!notifications.deviceExists(appId, target.deviceId())) {
+                if (!reads.deviceExists(appId, target.deviceId())) {
                     problems.add(new Violation("target.device_id", "no device with this id exists in this app"));
                 }
             }
             case "user" -> {
-                if (!notifications.userExists(appId, target.externalUserId())) {
+                if (!reads.userExists(appId, target.externalUserId())) {
                     problems.add(new Violation("target.external_user_id", "no user with this external_user_id exists in this app"));
                 }
             }
@@ -295,15 +286,25 @@ public class NotificationService implements NotificationReferences {
         if (body == null) problems.add(new Violation("body", "is required (in the request or from the template)"));
         if (!problems.isEmpty()) throw new InvalidInput(problems);
 
-        // request > template > the app's notification defaults > built-in
+        return withDefaults(appId, audience, template, content(request, base, title, body), request.interruptionLevel(),
+                request.priority(), request.ttl(), request.sound());
+    }
+
+    /**
+     * What is given over the template's over the app's notification defaults over the built-in
+     * ones, for every field they fill: {@code interruption_level} (the template's too),
+     * {@code priority}, {@code ttl}, and {@code sound} (put into {@code content}, unless it has one and
+     * none is given).
+     */
+    private Prepared withDefaults(UUID appId, ObjectNode audience, TemplateSnapshot template, ObjectNode content,
+                                  String interruptionLevel, String priority, Integer ttl, String sound) {
         NotificationDefaults defaults = settings.notificationDefaults(appId);
-        String level = first(request.interruptionLevel(), base == null ? null : base.interruptionLevel(),
+        TemplateContent base = template == null ? null : template.content();
+        String level = first(interruptionLevel, base == null ? null : base.interruptionLevel(),
                 defaults.interruptionLevel(), "active");
-        String priority = first(request.priority(), defaults.priority(), "normal");
-        Integer ttl = first(request.ttl(), defaults.ttl());
-        ObjectNode content = content(request, base, title, body);
-        putText(content, "sound", first(request.sound(), defaults.sound()));
-        return new Prepared(audience, template, level, priority, ttl, content);
+        if (sound != null || !content.has("sound")) putText(content, "sound", first(sound, defaults.sound()));
+        return new Prepared(audience, template, level, first(priority, defaults.priority(), "normal"),
+                first(ttl, defaults.ttl()), content);
     }
 
     /**
@@ -427,286 +428,8 @@ public class NotificationService implements NotificationReferences {
         if (value != null) node.put(field, value);
     }
 
-    /**
-     * Cancels a draft, queued or processing notification. A draft or queued one has no recipients yet:
-     * it is finished here, with its counts and its {@code notification.cancelled} fact. A processing one
-     * is marked {@code cancelled} at once, by one keyed update that touches no recipient row, and its
-     * {@code pending} recipients are left to the background task {@link NotificationCancels}, enqueued
-     * in this transaction, which cancels them in batches and then records the fact. From this commit
-     * nothing more is sent: no lane claims a cancelled notification's recipients, the fan-out stops
-     * at its next page, and the recipients this process claimed or was handed but has not given to a
-     * provider yet are dropped (told after the commit, before the answer). Recipients already handed
-     * over ({@code sending}) finish as the provider answers. The answer's counts are those of the
-     * moment: recipients still {@code pending} there are never sent and become {@code cancelled}
-     * shortly (docs/api-decisions.md).
-     *
-     * @throws NotFound unknown or another app's
-     * @throws InvalidInput the notification is already terminal
-     */
-    @Transactional
-    public NotificationView cancel(UUID appId, UUID id) {
-        NotificationRepository.Row row = notifications.lock(appId, id).orElseThrow(() -> new NotFound("Notification"));
-        if (row.terminal()) {
-            throw InvalidInput.of("notification_id", "the notification is " + row.status()
-                    + "; only draft, queued or processing notifications can be cancelled");
-        }
-        Instant now = clock.instant();
-        if (PROCESSING.equals(row.status())) {
-            cancels.markCancelling(appId, id, now);
-            scheduler.scheduleIfNotExists(NotificationCancels.TASK.instance(id.toString())
-                    .data(new NotificationCancels.Data(appId, id)).scheduledTo(Instant.now()));
-            // the background starts right after this commit, not at the next poll
-            jobs.orderedStream().forEach(JobRunner::checkForDueWorkAfterCommit);
-            log.info("Notification {} cancelled from {}; its pending recipients are cancelled in the background", id,
-                    row.status());
-        } else {
-            // draft or queued: nothing was materialized (the fan-out moves it to processing first)
-            int cancelled = notifications.cancelPending(appId, id, now);
-            caps.cancelled(id);
-            List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-            boolean inFlight = counts.stream().anyMatch(c -> "sending".equals(c.status()));
-            notifications.finish(appId, id, CANCELLED, now, inFlight ? null : summary(counts));
-            if (!inFlight) notifications.storeReport(appId, id, sendStart(row), now);
-            lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id,
-                    Map.of("notification_id", id, "previous_status", row.status(), "recipients_cancelled", cancelled), now);
-            log.info("Notification {} cancelled from {}", id, row.status());
-        }
-        audit.record(appId, "notification.cancel", "notification", id, List.of("status"));
-        // recipients claimed by delivery in this process but not yet handed to a provider are dropped too
-        DeliveryHandoff handoff = delivery.getIfAvailable();
-        if (handoff != null) {
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void afterCommit() {
-                    handoff.cancelled(appId, id);
-                }
-            });
-        }
-        return get(appId, id);
-    }
-
-    /**
-     * Finishes the cancel of a processing notification once its background task left nothing
-     * pending ({@link NotificationCancels}): records its {@code notification.cancelled} fact
-     * ({@code recipients_cancelled}: what the task's last run cancelled) and, when nothing of it is
-     * in flight, its final counts. Once per cancel: does nothing when it is not cancelling any more.
-     */
-    @Transactional
-    public void finishCancel(UUID appId, UUID id, long recipientsCancelled) {
-        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
-        if (row == null || !cancels.endCancelling(appId, id)) return;
-        List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
-        if (counts != null) {
-            notifications.storeSummary(appId, id, summary(counts));
-            notifications.storeReport(appId, id, sendStart(row), row.finishedAt());
-        }
-        lifecycle.record(appId, Kind.NOTIFICATION_CANCELLED, id, Map.of("notification_id", id,
-                "previous_status", PROCESSING, "recipients_cancelled", recipientsCancelled), clock.instant());
-        log.info("Notification {}: cancel finished, {} pending recipient(s) cancelled in the background{}", id,
-                recipientsCancelled, counts == null ? "; recipients still in flight" : "");
-    }
-
-    /**
-     * Moves a processing notification whose recipients are all materialized and terminal to its
-     * terminal state, with its exact counts: {@code failed} when recipients failed and none was
-     * accepted, else {@code completed} (also with zero recipients). Does nothing otherwise. Called
-     * by fan-out (zero recipients) and by delivery after it made recipients terminal. A cancelled
-     * notification still without its summary gets it here once nothing of it is in flight.
-     */
-    @Transactional
-    public void finishIfDone(UUID appId, UUID id) {
-        finishIfDone(notifications, lifecycle, appId, id);
-    }
-
-    /**
-     * {@link #finishIfDone(UUID, UUID)} over {@code notifications} and {@code lifecycle} (repositories of
-     * either pool), in the caller's transaction on their pool: delivery's recorder finishes
-     * notifications on the delivery pool, so an API overload never stalls it.
-     */
-    void finishIfDone(NotificationRepository notifications, LifecycleEventRepository lifecycle, UUID appId, UUID id) {
-        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
-        if (row != null && CANCELLED.equals(row.status()) && row.summary() == null) {
-            // cancelled with recipients in flight: its counts are stored once they are final; status,
-            // timestamps and lifecycle facts stay as the cancel left them
-            List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
-            if (counts != null) {
-                notifications.storeSummary(appId, id, summary(counts));
-                notifications.storeReport(appId, id, sendStart(row), row.finishedAt());
-                log.info("Notification {} cancelled earlier: its last in-flight recipient is recorded, its counts are final", id);
-            }
-            return;
-        }
-        if (row == null || !PROCESSING.equals(row.status()) || row.recipientCount() == null) return;
-        List<NotificationRepository.Count> counts = finalCounts(notifications, appId, id);
-        if (counts == null) return;
-        long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
-        long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
-        String status = accepted == 0 && failed > 0 ? FAILED : COMPLETED;
-        Instant now = clock.instant();
-        notifications.finish(appId, id, status, now, summary(counts));
-        notifications.storeReport(appId, id, sendStart(row), now);
-        lifecycle.record(appId, status.equals(FAILED) ? Kind.NOTIFICATION_FAILED : Kind.NOTIFICATION_COMPLETED, id,
-                Map.of("notification_id", id, "recipients", row.recipientCount(), "accepted", accepted, "failed", failed), now);
-        log.info("Notification {} {}: {} recipient(s), {} accepted, {} failed", id, status, row.recipientCount(), accepted, failed);
-    }
-
-    /** The reason a notification failed because its fan-out was dead-lettered (its {@code notification.failed} fact). */
-    static final String FANOUT_FAILED = "fanout_failed";
-
-    /**
-     * Fails a queued or processing notification whose fan-out task was dead-lettered (its attempts ran
-     * out, or it failed permanently), once nothing it materialized is in flight: the audience was not
-     * reached in full. Its recipient count becomes what was materialized, its counts are stored as
-     * final, and its {@code notification.failed} fact carries {@code reason} {@value #FANOUT_FAILED}.
-     * Does nothing when it is terminal already, its fan-out finished, or work is left (the caller
-     * checked the dead letter). Called by the reconciler ({@link NotificationReconciler}).
-     */
-    @Transactional
-    public void failFanOut(UUID appId, UUID id) {
-        NotificationRepository.Row row = notifications.lock(appId, id).orElse(null);
-        if (row == null || !(QUEUED.equals(row.status()) || PROCESSING.equals(row.status())) || row.recipientCount() != null) return;
-        if (notifications.hasWorkLeft(id)) return;
-        Instant now = clock.instant();
-        int recipients = notifications.setRecipientCount(appId, id, now).orElse(0);
-        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-        long accepted = counts.stream().filter(c -> c.status().equals("accepted")).mapToLong(NotificationRepository.Count::count).sum();
-        long failed = counts.stream().filter(c -> FAILED_STATES.contains(c.status())).mapToLong(NotificationRepository.Count::count).sum();
-        notifications.finish(appId, id, FAILED, now, summary(counts));
-        notifications.storeReport(appId, id, sendStart(row), now);
-        lifecycle.record(appId, Kind.NOTIFICATION_FAILED, id, Map.of("notification_id", id, "recipients", recipients,
-                "accepted", accepted, "failed", failed, "reason", FANOUT_FAILED), now);
-        log.warn("Notification {} failed: its fan-out was dead-lettered after {} of its recipient(s) were materialized"
-                + " ({} accepted, {} failed)", id, recipients, accepted, failed);
-    }
-
-    /** When the send of {@code row} began, as the report page's timeline counts it. */
-    private static Instant sendStart(NotificationRepository.Row row) {
-        return row.processingAt() != null ? row.processingAt() : row.createdAt();
-    }
-
-    /** The notification's counts when none of its recipients is pending or in flight any more, else null. */
-    private static List<NotificationRepository.Count> finalCounts(NotificationRepository notifications, UUID appId, UUID id) {
-        // a look through the work index first: counting every recipient of a large send while most are
-        // still pending or in flight (the fan-out's last page calls this) cost PostgreSQL a read of each
-        // (bench/README.md, "Figures behind design comments")
-        if (notifications.hasWorkLeft(id)) return null;
-        List<NotificationRepository.Count> counts = notifications.counts(appId, List.of(id));
-        return counts.stream().anyMatch(c -> c.status().equals("pending") || c.status().equals("sending")) ? null : counts;
-    }
-
     @Override
     public boolean exists(UUID appId, UUID notificationId) {
         return notifications.exists(appId, notificationId);
-    }
-
-    // --- reads ---------------------------------------------------------------------------------
-
-    NotificationView get(UUID appId, UUID id) {
-        NotificationRepository.Row row = notifications.find(appId, id).orElseThrow(() -> new NotFound("Notification"));
-        List<NotificationRepository.Count> counts = row.summary() != null ? fromSummary(id, row.summary())
-                : notifications.counts(appId, List.of(id));
-        return view(row, counts);
-    }
-
-    public Page<NotificationView> list(UUID appId, PageRequest page) {
-        List<NotificationRepository.Row> rows = notifications.list(appId, page);
-        List<UUID> live = rows.stream().filter(r -> r.summary() == null).map(NotificationRepository.Row::id).toList();
-        Map<UUID, List<NotificationRepository.Count>> counts = new HashMap<>();
-        for (NotificationRepository.Count c : notifications.counts(appId, live)) {
-            counts.computeIfAbsent(c.notificationId(), k -> new ArrayList<>()).add(c);
-        }
-        List<NotificationView> views = rows.stream()
-                .map(r -> view(r, r.summary() != null ? fromSummary(r.id(), r.summary()) : counts.getOrDefault(r.id(), List.of())))
-                .toList();
-        return Page.of(views, page);
-    }
-
-    /**
-     * A page of the notification's recipients: by {@code cursor} (null: none) from the position it
-     * names, else by {@code page} up to {@link RecipientPage#MAX_OFFSET_ROWS} rows deep. Either way the
-     * page says where the next one starts ({@code next_cursor}).
-     *
-     * @throws InvalidInput a cursor this service did not make, a cursor with a page beyond the first,
-     *         or a page deeper than offset paging reads
-     */
-    RecipientPage recipients(UUID appId, UUID id, PageRequest page, String cursor) {
-        UUID after = null;
-        if (cursor != null) {
-            after = RecipientPage.after(cursor);
-            if (after == null) throw InvalidInput.of("cursor", "must be a next_cursor of this list, unchanged");
-            if (page.page() > 1) throw InvalidInput.of("page", "give either page or cursor, not both");
-        } else if ((long) page.page() * page.limit() > RecipientPage.MAX_OFFSET_ROWS) {
-            throw InvalidInput.of("page", "page × limit must be at most " + RecipientPage.MAX_OFFSET_ROWS
-                    + "; read deeper pages with cursor (the pagination's next_cursor)");
-        }
-        if (!notifications.exists(appId, id)) throw new NotFound("Notification");
-        List<NotificationRepository.Recipient> rows = after != null
-                ? notifications.recipientsAfter(appId, id, after, page.fetchSize())
-                : notifications.recipients(appId, id, page);
-        boolean more = rows.size() > page.limit();
-        if (more) rows = rows.subList(0, page.limit());
-        List<NotificationView.RecipientView> data = rows.stream()
-                .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
-                        r.attempts(), r.lastError(), r.updatedAt(), r.dueAt(), r.expiresAt()))
-                .toList();
-        String next = more ? RecipientPage.cursor(rows.getLast().deviceId()) : null;
-        return new RecipientPage(data, new RecipientPage.Pagination(page.page(), page.limit(), more, next));
-    }
-
-    Page<EventReads.EventView> events(UUID appId, UUID id, PageRequest page) {
-        if (!notifications.exists(appId, id)) throw new NotFound("Notification");
-        return events.forNotification(appId, id, page);
-    }
-
-    private static JsonNode summary(List<NotificationRepository.Count> counts) {
-        ArrayNode out = JsonNodeFactory.instance.arrayNode();
-        for (NotificationRepository.Count c : counts) {
-            out.addObject().put("platform", c.platform()).put("status", c.status()).put("count", c.count());
-        }
-        return out;
-    }
-
-    private static List<NotificationRepository.Count> fromSummary(UUID id, JsonNode summary) {
-        List<NotificationRepository.Count> counts = new ArrayList<>();
-        for (JsonNode c : summary) {
-            counts.add(new NotificationRepository.Count(id, c.path("platform").stringValue(), c.path("status").stringValue(),
-                    c.path("count").longValue()));
-        }
-        return counts;
-    }
-
-    private static NotificationView view(NotificationRepository.Row r, List<NotificationRepository.Count> counts) {
-        Map<String, Long> byStatus = new LinkedHashMap<>();
-        RECIPIENT_STATES.forEach(s -> byStatus.put(s, 0L));
-        Map<String, long[]> byPlatform = new LinkedHashMap<>();
-        for (String p : List.of("ios", "android", "web")) byPlatform.put(p, new long[3]);
-        for (NotificationRepository.Count c : counts) {
-            byStatus.merge(c.status(), c.count(), Long::sum);
-            long[] p = byPlatform.computeIfAbsent(c.platform(), k -> new long[3]);
-            p[0] += c.count();
-            if (c.status().equals("accepted")) p[1] += c.count();
-            if (FAILED_STATES.contains(c.status())) p[2] += c.count();
-        }
-        Map<String, NotificationView.PlatformCounts> platforms = new LinkedHashMap<>();
-        byPlatform.forEach((k, v) -> platforms.put(k, new NotificationView.PlatformCounts(v[0], v[1], v[2])));
-        long failed = FAILED_STATES.stream().mapToLong(s -> byStatus.getOrDefault(s, 0L)).sum();
-        JsonNode audience = r.audience();
-        JsonNode target = audience.path("target");
-        JsonNode segment = audience.get("segment");
-        return new NotificationView(r.id(), r.name(), r.status(), r.priority(), r.interruptionLevel(), target,
-                segment == null ? null : refs(JsonNodeFactory.instance.arrayNode().add(segment)).getFirst(),
-                refs(audience.path("included")), refs(audience.path("excluded")),
-                r.templateId() == null ? null : new NotificationView.TemplateRef(r.templateId(), r.templateVersion()),
-                r.content(), r.ttl(), r.localDeliveryTime(), r.frequencyCapOverride(), r.scheduledAt(), r.createdAt(),
-                r.queuedAt(), r.processingAt(), r.finishedAt(), r.updatedAt(), r.recipientCount(),
-                byStatus.get("accepted"), failed, byStatus, platforms, r.terminal() ? null : r.lastDueAt());
-    }
-
-    private static List<NotificationView.SegmentRef> refs(JsonNode list) {
-        List<NotificationView.SegmentRef> refs = new ArrayList<>();
-        for (JsonNode s : list) {
-            refs.add(new NotificationView.SegmentRef(UUID.fromString(s.path("segment_id").stringValue()), s.path("version").intValue()));
-        }
-        return refs;
     }
 }

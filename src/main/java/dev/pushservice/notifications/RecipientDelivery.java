@@ -60,7 +60,7 @@ import tools.jackson.databind.node.ObjectNode;
  * its own and never failing the recording: devices with dead tokens are invalidated through
  * {@link DeviceInvalidation} (only if registered before the provider's invalidation time, or
  * before the attempt's claim; what fails is tried again), and a notification with nothing left to send
- * is finished through {@link NotificationService#finishIfDone} (exact counts, lifecycle fact, log line;
+ * is finished through {@link NotificationStates#finishIfDone} (exact counts, lifecycle fact, log line;
  * what fails is left to {@link NotificationReconciler}). Everything a lane's thread calls here (claim,
  * blueprint, record, invalidation, finishing) runs on the delivery pool, so an overloaded API pool
  * never stalls delivery.
@@ -83,22 +83,24 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
 
     private final DeliveryRecipientRepository recipients;
     private final DeliveryEngine engine;
-    private final NotificationService service;
+    private final NotificationStates service;
     private final DeviceInvalidation devices;
     private final FrequencyCapping caps;
     private final DeliveryDatabase db;
     /** Notifications read and finished on the delivery pool: what a lane thread does never waits for the API pool. */
     private final NotificationRepository notifications;
+    private final NotificationReadRepository reads;
     private final LifecycleEventRepository lifecycle;
 
     RecipientDelivery(DeliveryRecipientRepository recipients, DeliveryEngine engine, DeliveryDatabase db, JsonMapper json,
-                      LifecycleEventRepository lifecycle, NotificationService service, DeviceInvalidation devices,
+                      LifecycleEventRepository lifecycle, NotificationStates service, DeviceInvalidation devices,
                       FrequencyCapping caps) {
         this.caps = caps;
         this.recipients = recipients;
         this.engine = engine;
         this.db = db;
         this.notifications = new NotificationRepository(db.jdbc(), json);
+        this.reads = new NotificationReadRepository(db.jdbc(), json);
         this.lifecycle = lifecycle.on(db.jdbc());
         this.service = service;
         this.devices = devices;
@@ -500,7 +502,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
      * would have recorded them ({@link #record}, outcome {@link Cancelled}), their frequency-cap slots
      * given back in the same transaction, counted in the outcome metric. Their notification is already
      * terminal (cancelled, its lifecycle fact written by the cancel); once nothing of it is left in
-     * flight its final counts are stored ({@link NotificationService#finishIfDone}). The per-day outcome
+     * flight its final counts are stored ({@link NotificationStates#finishIfDone}). The per-day outcome
      * counters follow the statement (trigger). Run by the recurring task {@link StrandedRecipients#SWEEP}.
      *
      * @return how many recipients it ended (call again until none)
@@ -539,7 +541,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
      * ({@link DeliveryRecipientRepository#expireOverdue}): {@code expired} with
      * {@link DeliveryReasons#TTL_EXPIRED}, as a lane ends one it claims too late, their frequency-cap slots
      * given back in the same transaction, counted in the outcome metric; then their notifications are
-     * finished once nothing is left ({@link NotificationService#finishIfDone}: exact counts, fact, webhook).
+     * finished once nothing is left ({@link NotificationStates#finishIfDone}: exact counts, fact, webhook).
      * The per-day outcome counters follow the statement (trigger). Run by {@link NotificationReconciler}:
      * while a provider's circuit is open no lane claims its recipients, and this is what ends them on time.
      *
@@ -594,7 +596,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             UUID app = touched.get(id);
             try {
                 if (lane) {
-                    db.transactions().executeWithoutResult(status -> service.finishIfDone(notifications, lifecycle, app, id));
+                    db.transactions().executeWithoutResult(status -> service.finishIfDone(notifications, reads, lifecycle, app, id));
                 } else {
                     service.finishIfDone(app, id);
                 }

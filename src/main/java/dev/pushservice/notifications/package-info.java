@@ -6,6 +6,14 @@
  * {@code notification_accepted_counts} (each notification's recipient counts, kept by V46's triggers,
  * folded by {@link dev.pushservice.notifications.NotificationCounts}).
  *
+ * <p><b>Where things live</b>: {@link dev.pushservice.notifications.NotificationService} creates
+ * notifications, {@link dev.pushservice.notifications.NotificationStates} moves them on (cancel,
+ * finishing), {@link dev.pushservice.notifications.NotificationViews} shows them. Their SQL has three
+ * homes: {@code NotificationRepository} (notification rows: insert, find, lock, state, summary,
+ * cursor), {@code FanOutPageRepository} (the fan-out's one page statement, built from parts) and
+ * {@code NotificationReadRepository} (list, counts, recipients, daily outcomes, the preview's
+ * audience reads; writes nothing).
+ *
  * <p><b>Creation</b> ({@link dev.pushservice.notifications.NotificationService#create}): the body is
  * checked field by field ({@link dev.pushservice.notifications.NotificationRequest}), then against the
  * app's data (target identifiers, active segments, a non-archived template); title and body are
@@ -18,7 +26,7 @@
  * waits on the index, then replays the original; the same key with another body (SHA-256 of the
  * canonical body) is a 422. A request refused by validation stores nothing, so its key stays unused.
  *
- * <p><b>States</b>: {@code draft} (future {@code scheduled_at}) → {@code queued} (due: the recurring
+ * <p><b>States</b> ({@link dev.pushservice.notifications.NotificationStates}): {@code draft} (future {@code scheduled_at}) → {@code queued} (due: the recurring
  * sweep {@code notification-due-drafts} reads the application clock every second) → {@code processing} (fan-out
  * started) → {@code completed} | {@code failed} | {@code cancelled}. {@code completed}: every
  * recipient terminal and at least one accepted or none failed (zero recipients included);
@@ -31,7 +39,8 @@
  * claims it). Each recipient ends in exactly one terminal state.
  *
  * <p><b>Fan-out</b> ({@link dev.pushservice.notifications.NotificationFanOut}): pages of set-based
- * {@code INSERT … SELECT} over the app's enabled, non-invalidated devices created at or before the
+ * {@code INSERT … SELECT} (one statement per page, assembled by {@code FanOutPageRepository} from
+ * its parts: the page, each recipient's times, an optional hand-over, the result) over the app's enabled, non-invalidated devices created at or before the
  * notification's audience instant (its creation, or {@code scheduled_at} for a scheduled one), in
  * keyset order with a stored cursor: resumable and idempotent. The audience is the target ∩ (any
  * included segment, when given) − every excluded segment, at the versions snapshotted at creation;
@@ -51,7 +60,7 @@
  * writes outcomes set-based per chunk ({@code status}, {@code attempts}, {@code last_error} reason
  * code, {@code next_attempt_at}, {@code provider_message_id}), records {@code device.invalidated}
  * through {@link dev.pushservice.devices.DeviceService#invalidate}, and calls
- * {@link dev.pushservice.notifications.NotificationService#finishIfDone}. Its SQL runs on the
+ * {@link dev.pushservice.notifications.NotificationStates#finishIfDone}. Its SQL runs on the
  * delivery connection pool ({@link dev.pushservice.notifications.DeliveryRecipientRepository}).
  * Delivery claims only recipients of processing notifications, so claimed recipients of a cancelled
  * notification whose instance died before recording them are ended by the recurring sweep
@@ -65,7 +74,9 @@
  * a journey's push step creates a notification for a list of users inside its own transaction; the
  * audience snapshot holds their ids ({@code user_ids}) and a target of its own type
  * ({@code {"type":"journey",…}}), and the fan-out runs at once in that transaction instead of as a
- * task, so the notification and its recipients commit with the caller's work or not at all.
+ * task, so the notification and its recipients commit with the caller's work or not at all. It
+ * is stored by the same steps as a created one (its row, its lifecycle facts, its fan-out), with the
+ * same app defaults.
  *
  * <p><b>Creation defaults</b>: {@code priority}, {@code ttl}, {@code sound} and
  * {@code interruption_level} left out by request and template come from the app's

@@ -565,7 +565,7 @@ class NotificationTests extends ApiTest {
         JsonNode audience = tools.jackson.databind.json.JsonMapper.builder().build().readTree(
                 jdbc.sql("select audience::text from notifications where id = cast(:id as uuid)").param("id", id)
                         .query(String.class).single());
-        NotificationRepository.AudienceSql sql = fanOut.audience(app.appId(), audience);
+        FanOutPageRepository.AudienceSql sql = fanOut.audience(app.appId(), audience);
         String plan = String.join("\n", jdbc.sql("explain select d.id from devices d " + sql.joins()
                         + " where d.app_id = :app and d.enabled and (" + sql.predicate() + ")")
                 .param("app", app.appId()).params(sql.params()).query(String.class).list());

@@ -51,6 +51,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public class DeliveryEngine implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryEngine.class);
+    /** The most a cancel waits for sends already past their cancel check to reach their provider (never in practice). */
+    static final Duration CANCEL_FENCE_WAIT = Duration.ofSeconds(1);
 
     private final DeliveryProperties properties;
     private final ObjectProvider<DeliveryStore> stores;
@@ -124,11 +126,20 @@ public class DeliveryEngine implements SmartLifecycle {
     }
 
     /**
-     * {@code notificationId} was cancelled (call after the commit): recipients of it that this
-     * process claimed but has not handed to a provider yet are recorded cancelled instead of sent.
+     * {@code notificationId} was cancelled (call after the commit, before the cancel answers): recipients of
+     * it that this process claimed but has not handed to a provider yet are recorded cancelled instead of
+     * sent. Returns once the sends that had passed their cancel check before it are with their provider
+     * (at most {@link #CANCEL_FENCE_WAIT}; {@link SendFence}), so nothing of it leaves this process after the
+     * answer.
      */
     public void cancelled(UUID notificationId) {
         cancelled.put(notificationId, Boolean.TRUE);
+        for (Lane lane : List.copyOf(lanes.values())) {
+            if (!lane.awaitStartedSends(CANCEL_FENCE_WAIT)) {
+                log.warn("Notification {} cancelled: sends of lane {} that passed their cancel check were not with their provider within {}",
+                        notificationId, lane.priority().value(), CANCEL_FENCE_WAIT);
+            }
+        }
     }
 
     /**

@@ -109,6 +109,7 @@ final class Lane {
     private final int minClaim;
     /** Notifications with recipients handed to the senders and not yet to a provider: slices of each. */
     private final ConcurrentHashMap<UUID, Integer> waiting = new ConcurrentHashMap<>();
+    private final SendFence fence = new SendFence();
     private final Claimer claimer;
     private volatile ExecutorService senders;
     private volatile boolean running;
@@ -367,6 +368,15 @@ final class Lane {
         return waiting.keySet();
     }
 
+    /**
+     * Waits (at most {@code max}) until every send of this lane that passed its cancel check before this
+     * call has been handed to its provider: after a cancel's mark is set, nothing of it goes out once this
+     * returns true. The cancelling (request) thread.
+     */
+    boolean awaitStartedSends(Duration max) {
+        return fence.awaitEarlier(max);
+    }
+
     private boolean isCancelled(UUID notificationId) {
         return cancelled.test(notificationId) || claimer.cancelledElsewhere(notificationId);
     }
@@ -528,20 +538,29 @@ final class Lane {
      */
     private void start(Send send) {
         DeliveryStore.Claimed recipient = send.recipient();
-        if (isCancelled(recipient.notificationId())) {
+        long started = System.nanoTime();
+        CompletableFuture<DeliveryResult> answer = null;
+        // from the check until the request is written: a cancel answers only once such sends are out (SendFence)
+        SendFence.Pass written = fence.enter();
+        try {
+            if (!isCancelled(recipient.notificationId())) {
+                metrics.sent(priority, recipient.platform()); // counted within the fence: final once a cancel has waited
+                try {
+                    answer = send.provider().send(send.message(), written);
+                } catch (RuntimeException e) {
+                    answer = CompletableFuture.failedFuture(e);
+                }
+            }
+        } finally {
+            if (answer == null) written.run();
+        }
+        if (answer == null) { // cancelled
             if (send.probe()) unsentProbe(send);
             finish(recipient, new DeliveryStore.Cancelled(recipient), "cancelled", DeliveryReasons.CANCELLED);
             if (send.origin() != null) startWaiting(recipient.platform(), origins.get(recipient.platform()).answered(send.origin()));
             return;
         }
-        long started = System.nanoTime();
-        CompletableFuture<DeliveryResult> answer;
-        try {
-            answer = send.provider().send(send.message());
-        } catch (RuntimeException e) {
-            answer = CompletableFuture.failedFuture(e);
-        }
-        metrics.sent(priority, recipient.platform());
+        answer.whenComplete((result, error) -> written.run()); // at the latest, whatever the provider does
         // runs on a Netty I/O thread (or here, if already answered): decide, queue, pass the origin's slot on; never block
         answer.whenComplete((result, error) -> {
             if (send.origin() != null) startWaiting(recipient.platform(), origins.get(recipient.platform()).answered(send.origin()));

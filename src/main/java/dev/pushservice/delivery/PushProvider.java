@@ -25,6 +25,20 @@ public interface PushProvider extends AutoCloseable {
     CompletableFuture<DeliveryResult> send(PushMessage message);
 
     /**
+     * As {@link #send(PushMessage)}, and runs {@code written} once the request is on its way out (written to its
+     * connection) or known never to go (answered without a request, failed first): exactly once. A cancel waits
+     * for it (see {@code SendFence}). This default runs it when {@link #send(PushMessage)} returns, for a
+     * provider that hands the request over as it returns or cannot tell when it is written (APNs: Pushy).
+     */
+    default CompletableFuture<DeliveryResult> send(PushMessage message, Runnable written) {
+        try {
+            return send(message);
+        } finally {
+            written.run();
+        }
+    }
+
+    /**
      * What {@link #send} would hand to the provider for {@code message}, built by the same code, with
      * nothing sent: the request (headers and body, the token left out) or the rejection decided
      * before sending. Does not check the app's credentials (a preview of an app without them still

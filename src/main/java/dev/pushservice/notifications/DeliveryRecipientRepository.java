@@ -235,7 +235,9 @@ class DeliveryRecipientRepository {
                             set status = case when v.s = 'pending'
                                                    and (select n.status from notifications n where n.id = v.n) <> 'processing'
                                               then 'cancelled' else v.s end,
-                                last_error = v.e,
+                                -- an expiry keeps the failure that held the recipient back (see expireOverdue)
+                                last_error = case when v.s = 'expired' and v.e = 'ttl_expired'
+                                                  then coalesce(nullif(r.last_error, 'origin_busy'), v.e) else v.e end,
                                 attempts = r.attempts - coalesce(v.u, 0),
                                 next_attempt_at = coalesce(v.t, r.next_attempt_at),
                                 provider_message_id = coalesce(v.p, r.provider_message_id),
@@ -518,6 +520,11 @@ class DeliveryRecipientRepository {
      * until the circuit closed. A waiting recipient is always due: a retry or deferral that would come at
      * or after its expiry ends it at once instead.
      *
+     * <p>Its {@code last_error} stays the failure that held it back when it had one (its provider's code of a failed
+     * attempt, or the open circuit's reason of a deferral): that is why it expired, and {@code expired} already says
+     * that it did. {@code ttl_expired} is for one never tried or only put back by {@code origin_busy} (not a failure).
+     * {@link #record} does the same for one a lane claims too late.
+     *
      * <p>Which notifications: processing ones with a TTL above 0 (a TTL of 0 is tried once whatever the
      * wait; without a TTL the 28-day default is left to the lanes) whose earliest possible expiry has
      * passed (every recipient's expiry is its intended time plus the TTL, and no intended time is before
@@ -542,7 +549,7 @@ class DeliveryRecipientRepository {
                                 for update of r skip locked) w
                             limit :limit)
                         update notification_recipients r
-                        set status = 'expired', last_error = :reason, updated_at = :now
+                        set status = 'expired', last_error = coalesce(nullif(r.last_error, 'origin_busy'), :reason), updated_at = :now
                         from overdue where r.ctid = overdue.row_id
                         returning r.notification_id, r.device_id, r.app_id, r.platform, overdue.priority""")
                 .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.TTL_EXPIRED)

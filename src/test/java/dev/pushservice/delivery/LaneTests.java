@@ -355,6 +355,42 @@ class LaneTests {
         assertThat(provider.handedOver("cancel-")).isZero();
     }
 
+    /**
+     * A cancel that comes while a sender is between its cancel check and its provider having the request
+     * waits for that send ({@link Lane#awaitStartedSends}), so nothing of the notification starts after the
+     * cancel answered; the recipients after it see the mark and are never handed over.
+     */
+    @Test
+    void aCancelWaitsForTheSendPastItsCheckAndTheRestAreNotHandedOver() throws Exception {
+        UUID n = store.notification(Priority.NORMAL);
+        UUID first = store.pending(n, Priority.NORMAL, "fenced-0");
+        CountDownLatch handingOver = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        provider.beforeSend.put("fenced-0", () -> {
+            handingOver.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        Lane lane = lane(Priority.NORMAL, properties(0, 8));
+        assertThat(handingOver.await(10, TimeUnit.SECONDS)).as("the send passed its check").isTrue();
+
+        cancelled.add(n);
+        CompletableFuture<Boolean> cancel = CompletableFuture.supplyAsync(() -> lane.awaitStartedSends(Duration.ofSeconds(30)));
+        Thread.sleep(100);
+        assertThat(cancel).as("the cancel waits for the request on its way out").isNotDone();
+        for (int i = 1; i <= 20; i++) store.pending(n, Priority.NORMAL, "fenced-" + i);
+        lane.signal();
+        release.countDown();
+        assertThat(cancel.get(10, TimeUnit.SECONDS)).isTrue();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countOutcomes(n) == 21);
+        assertThat(store.outcome(first)).isInstanceOf(DeliveryStore.Accepted.class);
+        assertThat(provider.handedOver("fenced-")).as("only the send past its check").isEqualTo(1);
+    }
+
     @Test
     void placeholdersAreRenderedPerRecipient() {
         UUID n = store.notification(Priority.NORMAL);
@@ -397,6 +433,8 @@ class LaneTests {
         final Map<String, AtomicInteger> concurrent = new ConcurrentHashMap<>();
         final Map<String, AtomicInteger> maxConcurrent = new ConcurrentHashMap<>();
         volatile String holdPrefix;
+        /** Runs in {@link #send} before the request is taken (a slow hand-over), by token. */
+        final Map<String, Runnable> beforeSend = new ConcurrentHashMap<>();
 
         @Override
         public ProviderPreview preview(PushMessage message) {
@@ -439,6 +477,8 @@ class LaneTests {
         @Override
         public CompletableFuture<DeliveryResult> send(PushMessage message) {
             String token = message.token();
+            Runnable before = beforeSend.get(token);
+            if (before != null) before.run();
             sends.computeIfAbsent(token, t -> new AtomicInteger()).incrementAndGet();
             messages.put(token, message);
             String group = token.contains("-") ? token.substring(0, token.indexOf('-') + 1) : token;

@@ -50,6 +50,8 @@ class ProviderOutageTests extends ApiTest {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Duration WAIT = Duration.ofSeconds(90);
+    /** What a peer that is down makes a send fail with (and its circuit's reason). */
+    private static final List<String> OUTAGE_CODES = List.of("connection_failed", "timeout", "provider_unavailable");
     private static final ApnsTestPeer APNS;
     private static final DroppingProxy RELAY;
     private static final LocalFcmServer FCM;
@@ -371,7 +373,8 @@ class ProviderOutageTests extends ApiTest {
 
     /**
      * The APNs peer stays down past a short TTL: the iOS recipients waiting behind the open circuit end
-     * {@code expired} ({@code ttl_expired}) within a few reconciler intervals (1 s here) of their TTL, and
+     * {@code expired} (keeping their provider failure as {@code last_error}, or {@code ttl_expired} when never tried)
+     * within a few reconciler intervals (1 s here) of their TTL, and
      * the notification completes with exact counts (its Android recipient accepted). Before, nothing
      * claimed them while the circuit was open but a probe now and then (about one a second here: a minute
      * for these 60): they stayed pending past their TTL and the notification processing.
@@ -391,6 +394,14 @@ class ProviderOutageTests extends ApiTest {
                     && rows.values().stream().filter(r -> r.startsWith("pending|")).count() == 60;
         });
         assertThat(api.get("/v1/notifications/" + id, app.serverKey()).json().path("status").asString()).isEqualTo("processing");
+        Map<UUID, String> failedBefore = new java.util.HashMap<>(); // device -> its failure while it waited
+        jdbc.sql("select device_id, last_error from notification_recipients where notification_id = :n and last_error is not null")
+                .param("n", UUID.fromString(id))
+                .query((java.sql.ResultSet rs) -> {
+                    failedBefore.put(rs.getObject(1, UUID.class), rs.getString(2));
+                });
+        assertThat(failedBefore.values()).as("the sends before the circuit opened failed").isNotEmpty()
+                .allSatisfy(e -> assertThat(e).isIn(OUTAGE_CODES));
 
         clock.advance(Duration.ofSeconds(61)); // past the TTL; the peer is still down
         long past = System.nanoTime();
@@ -402,9 +413,16 @@ class ProviderOutageTests extends ApiTest {
         assertThat(done.path("failed_count").asLong()).as("expired counts as failed").isEqualTo(60);
         JsonNode rows = recipientsOf(app, id);
         assertThat(rows).hasSize(61);
+        // an expired recipient keeps the failure that held it back; one never tried says ttl_expired (a probe may
+        // still have tried it after the read above: then it has the outage's code)
         assertThat(rows).filteredOn(r -> r.path("platform").asString().equals("ios")).hasSize(60).allSatisfy(r -> {
             assertThat(r.path("status").asString()).isEqualTo("expired");
-            assertThat(r.path("last_error").asString()).isEqualTo("ttl_expired");
+            String error = r.path("last_error").asString();
+            if (failedBefore.containsKey(UUID.fromString(r.path("device_id").asString()))) {
+                assertThat(error).as("kept its provider failure").isIn(OUTAGE_CODES);
+            } else {
+                assertThat(error).isIn("ttl_expired", "connection_failed", "timeout", "provider_unavailable");
+            }
         });
         assertThat(took).as("within a few reconciler intervals of the TTL").isLessThan(Duration.ofSeconds(20));
         assertThat(circuitOf(app, "ios")).as("the peer is still down").isNotNull();

@@ -52,10 +52,10 @@ public final class LocalHttpServer implements AutoCloseable {
     /**
      * One request, whichever protocol carried it. {@code protocol} is {@code h2} (HTTP/2 over TLS),
      * {@code h2c} (cleartext HTTP/2) or {@code http/1.1}; header names are in lower case; the path
-     * has no query.
+     * has no query; {@code arrivedNanos}: {@link System#nanoTime()} when its headers reached the server.
      */
     public record Request(String protocol, boolean tls, String method, String path, Map<String, String> headers,
-            byte[] body) {
+            byte[] body, long arrivedNanos) {
         public String header(String name) {
             return headers.get(name);
         }
@@ -90,9 +90,12 @@ public final class LocalHttpServer implements AutoCloseable {
                     accepted.incrementAndGet();
                     connections.add(channel);
                 })
-                .handle((request, response) -> request.receive().aggregate().asByteArray().defaultIfEmpty(NO_BODY)
-                        .flatMap(body -> handler.apply(request(request, body)))
-                        .flatMap(answer -> write(response, answer)));
+                .handle((request, response) -> {
+                    long arrived = System.nanoTime(); // its headers are in; the body may still be on its way
+                    return request.receive().aggregate().asByteArray().defaultIfEmpty(NO_BODY)
+                            .flatMap(body -> handler.apply(request(request, body, arrived)))
+                            .flatMap(answer -> write(response, answer));
+                });
         if (tls) {
             TestCertificates pki = TestCertificates.shared();
             http = options.http2
@@ -170,11 +173,11 @@ public final class LocalHttpServer implements AutoCloseable {
         dropConnections();
     }
 
-    private Request request(HttpServerRequest request, byte[] body) {
+    private Request request(HttpServerRequest request, byte[] body, long arrivedNanos) {
         String protocol = request.version().majorVersion() == 2 ? (tls ? "h2" : "h2c") : "http/1.1";
         Map<String, String> headers = new HashMap<>();
         request.requestHeaders().forEach(h -> headers.putIfAbsent(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
-        return new Request(protocol, tls, request.method().name(), request.fullPath(), Map.copyOf(headers), body);
+        return new Request(protocol, tls, request.method().name(), request.fullPath(), Map.copyOf(headers), body, arrivedNanos);
     }
 
     private static Mono<Void> write(HttpServerResponse response, Response answer) {

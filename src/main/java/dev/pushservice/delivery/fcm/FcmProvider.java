@@ -124,6 +124,20 @@ public final class FcmProvider implements PushProvider {
 
     @Override
     public CompletableFuture<DeliveryResult> send(PushMessage message) {
+        return send(message, () -> {
+        });
+    }
+
+    /** {@code written} runs once the request is written, or once it ends without one (refused here, failed). */
+    @Override
+    public CompletableFuture<DeliveryResult> send(PushMessage message, Runnable written) {
+        Runnable out = PushHttpClient.once(written);
+        CompletableFuture<DeliveryResult> result = request(message, out);
+        result.whenComplete((r, e) -> out.run());
+        return result;
+    }
+
+    private CompletableFuture<DeliveryResult> request(PushMessage message, Runnable written) {
         if (message.platform() != Platform.ANDROID) {
             return CompletableFuture.failedFuture(
                     new IllegalArgumentException("FCM provider got a " + message.platform().value() + " message"));
@@ -169,7 +183,7 @@ public final class FcmProvider implements PushProvider {
                 @Override
                 public void onSuccess(Map<String, List<String>> metadata) {
                     try {
-                        post(app, message.priority(), metadata, body, result);
+                        post(app, message.priority(), metadata, body, result, written);
                     } catch (RuntimeException e) {
                         result.completeExceptionally(e);
                     }
@@ -210,7 +224,7 @@ public final class FcmProvider implements PushProvider {
                 @Override
                 public void onSuccess(Map<String, List<String>> metadata) {
                     try {
-                        post(app, Priority.TRANSACTIONAL, metadata, CHECK_BODY, result);
+                        post(app, Priority.TRANSACTIONAL, metadata, CHECK_BODY, result, null);
                     } catch (RuntimeException e) {
                         result.completeExceptionally(e);
                     }
@@ -234,7 +248,7 @@ public final class FcmProvider implements PushProvider {
     }
 
     private void post(AppClient app, Priority lane, Map<String, List<String>> metadata, byte[] body,
-                      CompletableFuture<DeliveryResult> result) {
+                      CompletableFuture<DeliveryResult> result, Runnable written) {
         // The client pools connections itself: a burst at start waits for the first HTTP/2 connection
         // instead of each request opening one.
         List<String> headers = new java.util.ArrayList<>(8);
@@ -244,7 +258,7 @@ public final class FcmProvider implements PushProvider {
             headers.add(name.toLowerCase(Locale.ROOT));
             headers.add(v);
         }));
-        http.post(lane, app.sendUri, headers.toArray(String[]::new), body).whenComplete((response, error) -> {
+        http.post(lane, app.sendUri, headers.toArray(String[]::new), body, written).whenComplete((response, error) -> {
             try {
                 result.complete(error == null ? answer(response) : transportFailure(error));
             } catch (RuntimeException e) {

@@ -25,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLException;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.Http2SslContextSpec;
@@ -197,6 +198,30 @@ public final class PushHttpClient implements AutoCloseable {
      *                the pseudo-headers are added here
      */
     public CompletableFuture<Response> post(Priority lane, URI endpoint, String[] headers, byte[] body) {
+        return post(lane, endpoint, headers, body, null);
+    }
+
+    /**
+     * As {@link #post(Priority, URI, String[], byte[])}; {@code written} (may be null) runs once the request
+     * is written to its connection, or once it is known never to be (the exchange ended first): exactly once,
+     * on a Netty I/O thread or the caller's. A cancel waits for it (delivery's {@code SendFence}).
+     */
+    public CompletableFuture<Response> post(Priority lane, URI endpoint, String[] headers, byte[] body, Runnable written) {
+        Runnable out = written == null ? null : once(written);
+        CompletableFuture<Response> answer = request(lane, endpoint, headers, body, out);
+        if (out != null) answer.whenComplete((response, error) -> out.run());
+        return answer;
+    }
+
+    /** {@code action}, run the first time the returned runnable is, never again. */
+    public static Runnable once(Runnable action) {
+        AtomicBoolean ran = new AtomicBoolean();
+        return () -> {
+            if (ran.compareAndSet(false, true)) action.run();
+        };
+    }
+
+    private CompletableFuture<Response> request(Priority lane, URI endpoint, String[] headers, byte[] body, Runnable written) {
         if (closed) return CompletableFuture.failedFuture(new RequestFailure("client is closed"));
         LanePool clients = lanes.get(lane);
         HttpClient secure = clients.secure();
@@ -204,29 +229,30 @@ public final class PushHttpClient implements AutoCloseable {
         HttpClient http1 = clients.http1();
         Mono<Response> exchange;
         if ("https".equalsIgnoreCase(endpoint.getScheme())) {
-            exchange = exchange(secure, "h2", endpoint, headers, body);
+            exchange = exchange(secure, "h2", endpoint, headers, body, written);
         } else {
             String origin = endpoint.getHost().toLowerCase(Locale.ROOT) + ":" + endpoint.getPort();
             exchange = http1Only.contains(origin)
-                    ? exchange(http1, null, endpoint, headers, body)
-                    : exchange(cleartext, "h2c", endpoint, headers, body).onErrorResume(PushHttpClient::answeredInHttp1, e -> {
+                    ? exchange(http1, null, endpoint, headers, body, written)
+                    : exchange(cleartext, "h2c", endpoint, headers, body, written).onErrorResume(PushHttpClient::answeredInHttp1, e -> {
                         // The server read the HTTP/2 preface as a bad HTTP/1.x request and never saw this
                         // one, so sending it again in HTTP/1.1 cannot deliver it twice.
                         http1Only.add(origin);
-                        return exchange(http1, null, endpoint, headers, body);
+                        return exchange(http1, null, endpoint, headers, body, written);
                     });
         }
         return exchange.timeout(requestTimeout).onErrorMap(PushHttpClient::describe).toFuture();
     }
 
     private static Mono<Response> exchange(HttpClient client, String http2Name, URI endpoint, String[] headers,
-            byte[] body) {
+            byte[] body, Runnable written) {
         return client.request(HttpMethod.POST)
                 .uri(endpoint)
                 .send((request, out) -> {
                     for (int i = 0; i < headers.length; i += 2) request.addHeader(headers[i], headers[i + 1]);
                     request.header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
-                    return out.sendByteArray(Mono.just(body));
+                    return written == null ? out.sendByteArray(Mono.just(body))
+                            : out.sendByteArray(Mono.just(body)).then().doFinally(signal -> written.run());
                 })
                 .response((response, content) -> {
                     String protocol = response.version().majorVersion() == 2 ? http2Name : "http/1.1";

@@ -203,6 +203,20 @@ public final class WebPushProvider implements PushProvider {
 
     @Override
     public CompletableFuture<DeliveryResult> send(PushMessage message) {
+        return send(message, () -> {
+        });
+    }
+
+    /** {@code written} runs once the request is written, or once it ends without one (refused here, failed). */
+    @Override
+    public CompletableFuture<DeliveryResult> send(PushMessage message, Runnable written) {
+        Runnable out = PushHttpClient.once(written);
+        CompletableFuture<DeliveryResult> result = request(message, out);
+        result.whenComplete((r, e) -> out.run());
+        return result;
+    }
+
+    private CompletableFuture<DeliveryResult> request(PushMessage message, Runnable written) {
         if (message.platform() != Platform.WEB) {
             return CompletableFuture.failedFuture(
                     new IllegalArgumentException("the Web Push provider got a " + message.platform().value() + " message"));
@@ -254,7 +268,7 @@ public final class WebPushProvider implements PushProvider {
         }
         CompletableFuture<DeliveryResult> result = new CompletableFuture<>();
         try {
-            client.post(message.priority(), subscription.endpoint(), headers, body).whenComplete((response, error) -> {
+            client.post(message.priority(), subscription.endpoint(), headers, body, written).whenComplete((response, error) -> {
                 inFlight.release();
                 try {
                     result.complete(error == null ? result(response, subscription, clock) : transportFailure(error));

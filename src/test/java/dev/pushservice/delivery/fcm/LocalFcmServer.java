@@ -55,7 +55,7 @@ public final class LocalFcmServer implements AutoCloseable {
 
     /**
      * What the server received for one send (recorded while {@link #recording} is on); {@code arrivedNanos}:
-     * {@link System#nanoTime()} when its request was read, to compare with the test's own clock readings.
+     * {@link System#nanoTime()} when its request reached the server (its headers were in), to compare with the test's own clock readings.
      */
     public record Received(String protocol, String project, String authorization, JsonNode body, long arrivedNanos) {
         public JsonNode message() {
@@ -331,7 +331,7 @@ public final class LocalFcmServer implements AutoCloseable {
         if (registrationToken == null) {
             return Mono.just(error(400, "INVALID_ARGUMENT", "Invalid JSON payload or missing message.token"));
         }
-        if (recording) received.add(new Received(request.protocol(), project, authorization, body, System.nanoTime()));
+        if (recording) received.add(new Received(request.protocol(), project, authorization, body, request.arrivedNanos()));
         Reply stormed = stormReply();
         if (stormed != null) stormReplies.incrementAndGet();
         Reply reply = stormed != null ? stormed : replies.getOrDefault(registrationToken, Reply.ok());

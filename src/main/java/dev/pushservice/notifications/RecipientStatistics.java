@@ -11,7 +11,10 @@ import org.springframework.stereotype.Component;
  * Keeps the planner's statistics of the {@code notification_recipients} partition a fan-out fills
  * close to what it holds: {@code ANALYZE} of that partition once the run has inserted
  * {@code push.notifications.analyze-after} rows, then each time the run's total has doubled (about
- * 10 runs for 10,000,000 recipients; each samples 30,000 rows whatever the size). A day's partition is
+ * 10 runs for 10,000,000 recipients; each samples 30,000 rows whatever the size), when the partition's
+ * statistics count fewer rows than the run has inserted: a partition whose statistics already know a
+ * larger table (the day's earlier sends) is left alone, an ANALYZE there costs the fan-out a quarter
+ * second for nothing (bench/README.md). A day's partition is
  * made ahead, empty, and analyzed as such; autovacuum analyzes it only after its next naptime (and never
  * where it is off). Until then every statement over it is planned for an empty table: the claim pins its
  * plan ({@link DeliveryRecipientRepository#pinClaimPlan}), recording, counting and the reconciler's
@@ -49,17 +52,19 @@ class RecipientStatistics {
         void inserted(long total) {
             if (firstAfter == 0 || total < next) return;
             next = 2 * total;
-            analyze(notificationId);
+            analyze(notificationId, total);
         }
     }
 
-    private void analyze(UUID notificationId) {
+    private void analyze(UUID notificationId, long inserted) {
         if (notificationId.version() != 7) return; // made before V49: its rows are in a partition of their own
         try {
             long start = System.nanoTime();
-            String partition = partitions.analyzeRecipientsOf(notificationId);
-            log.debug("Notification {}: analyzed {} in {} ms", notificationId, partition,
-                    (System.nanoTime() - start) / 1_000_000);
+            String partition = partitions.analyzeRecipientsOf(notificationId, inserted);
+            if (partition != null) {
+                log.debug("Notification {}: analyzed {} in {} ms", notificationId, partition,
+                        (System.nanoTime() - start) / 1_000_000);
+            }
         } catch (DataAccessException e) {
             log.warn("Notification {}: could not analyze its recipients' partition: {}", notificationId, e.getMessage());
         }

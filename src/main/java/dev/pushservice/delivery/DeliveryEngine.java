@@ -134,8 +134,9 @@ public class DeliveryEngine implements SmartLifecycle {
      */
     public void cancelled(UUID notificationId) {
         cancelled.put(notificationId, Boolean.TRUE);
+        long deadline = System.nanoTime() + CANCEL_FENCE_WAIT.toNanos(); // one wait for all lanes
         for (Lane lane : List.copyOf(lanes.values())) {
-            if (!lane.awaitStartedSends(CANCEL_FENCE_WAIT)) {
+            if (!lane.awaitStartedSends(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
                 log.warn("Notification {} cancelled: sends of lane {} that passed their cancel check were not with their provider within {}",
                         notificationId, lane.priority().value(), CANCEL_FENCE_WAIT);
             }

@@ -2,6 +2,8 @@ package dev.pushservice.delivery;
 
 import dev.pushservice.platform.rules.Platform;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * Delivers prepared messages for one platform. Implementations are thread-safe, long-lived,
@@ -36,6 +38,22 @@ public interface PushProvider extends AutoCloseable {
         } finally {
             written.run();
         }
+    }
+
+    /**
+     * For a provider that knows when its request is written: runs {@code request} with {@code written} made
+     * to run once only, and runs it when the answer comes at the latest (a send refused before any request,
+     * a failure), as {@link #send(PushMessage, Runnable)} promises.
+     */
+    static CompletableFuture<DeliveryResult> whenWritten(Runnable written,
+                                                         Function<Runnable, CompletableFuture<DeliveryResult>> request) {
+        AtomicBoolean ran = new AtomicBoolean();
+        Runnable once = () -> {
+            if (ran.compareAndSet(false, true)) written.run();
+        };
+        CompletableFuture<DeliveryResult> result = request.apply(once);
+        result.whenComplete((answer, error) -> once.run());
+        return result;
     }
 
     /**

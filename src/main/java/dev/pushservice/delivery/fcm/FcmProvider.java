@@ -131,10 +131,7 @@ public final class FcmProvider implements PushProvider {
     /** {@code written} runs once the request is written, or once it ends without one (refused here, failed). */
     @Override
     public CompletableFuture<DeliveryResult> send(PushMessage message, Runnable written) {
-        Runnable out = PushHttpClient.once(written);
-        CompletableFuture<DeliveryResult> result = request(message, out);
-        result.whenComplete((r, e) -> out.run());
-        return result;
+        return PushProvider.whenWritten(written, out -> request(message, out));
     }
 
     private CompletableFuture<DeliveryResult> request(PushMessage message, Runnable written) {

@@ -214,7 +214,7 @@ public final class PushHttpClient implements AutoCloseable {
     }
 
     /** {@code action}, run the first time the returned runnable is, never again. */
-    public static Runnable once(Runnable action) {
+    private static Runnable once(Runnable action) {
         AtomicBoolean ran = new AtomicBoolean();
         return () -> {
             if (ran.compareAndSet(false, true)) action.run();

@@ -51,7 +51,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public class DeliveryEngine implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(DeliveryEngine.class);
-    /** The most a cancel waits for sends already past their cancel check to reach their provider (never in practice). */
+    /** The most a cancel waits, over all lanes, for sends already past their cancel check to be written. */
     static final Duration CANCEL_FENCE_WAIT = Duration.ofSeconds(1);
 
     private final DeliveryProperties properties;
@@ -128,7 +128,7 @@ public class DeliveryEngine implements SmartLifecycle {
     /**
      * {@code notificationId} was cancelled (call after the commit, before the cancel answers): recipients of
      * it that this process claimed but has not handed to a provider yet are recorded cancelled instead of
-     * sent. Returns once the sends that had passed their cancel check before it are with their provider
+     * sent. Returns once the sends that had passed their cancel check before it are written
      * (at most {@link #CANCEL_FENCE_WAIT}; {@link SendFence}), so nothing of it leaves this process after the
      * answer.
      */
@@ -137,7 +137,7 @@ public class DeliveryEngine implements SmartLifecycle {
         long deadline = System.nanoTime() + CANCEL_FENCE_WAIT.toNanos(); // one wait for all lanes
         for (Lane lane : List.copyOf(lanes.values())) {
             if (!lane.awaitStartedSends(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-                log.warn("Notification {} cancelled: sends of lane {} that passed their cancel check were not with their provider within {}",
+                log.warn("Notification {} cancelled: sends of lane {} that passed their cancel check were not written within {}",
                         notificationId, lane.priority().value(), CANCEL_FENCE_WAIT);
             }
         }

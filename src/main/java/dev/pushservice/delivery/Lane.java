@@ -370,7 +370,7 @@ final class Lane {
 
     /**
      * Waits (at most {@code max}) until every send of this lane that passed its cancel check before this
-     * call has been handed to its provider: after a cancel's mark is set, nothing of it goes out once this
+     * call has been written (or handed to Pushy): after a cancel's mark is set, nothing of it goes out once this
      * returns true. The cancelling (request) thread.
      */
     boolean awaitStartedSends(Duration max) {

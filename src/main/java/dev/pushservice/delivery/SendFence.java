@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
  * its notification is not cancelled and then hands the request to its provider; a cancel marked between
  * the two would answer while that request is still on its way out, and reach the provider after the
  * answer (seen: 59 requests of a 400-wide wave that started as the cancel committed). So a sender holds
- * the fence from before its check until its provider has taken the request is written ({@link #enter}, {@link Pass#run}),
+ * the fence from before its check until its request is written ({@link #enter}, {@link Pass#run}),
  * and the cancel, once its mark is set, waits in {@link #awaitEarlier} for every send that entered before
  * that. Sends that enter after it see the mark; at most those already in progress at its epoch's turn are
  * waited for too, so a stream of new sends on a busy lane cannot hold it up.
@@ -29,8 +29,8 @@ final class SendFence {
     private final AtomicIntegerArray open = new AtomicIntegerArray(2);
 
     /**
-     * Before the cancel check: the send holds the fence until the returned pass is run, once its provider has
-     * the request (running it again does nothing).
+     * Before the cancel check: the send holds the fence until the returned pass is run, once its request is
+     * written (running it again does nothing).
      */
     Pass enter() {
         while (true) {
@@ -58,8 +58,8 @@ final class SendFence {
 
     /**
      * Waits until every send that entered before this call has let go (its pass run), at most {@code max}. Call after the
-     * mark the senders check is set. Returns false when {@code max} ran out first (a sender stuck in its
-     * provider's hand-over, which never blocks in practice).
+     * mark the senders check is set. Returns false when {@code max} ran out first (a request still waiting
+     * for a connection, e.g. one being opened).
      */
     synchronized boolean awaitEarlier(Duration max) {
         long deadline = System.nanoTime() + max.toNanos();

@@ -18,8 +18,11 @@
 # (e.g. an async-profiler agent). BENCH_ASPROF=/path/libasyncProfiler.so attaches async-profiler (from Maven Central's
 # tools.profiler:async-profiler jar) for the measured send only and writes collapsed stacks per thread to
 # BENCH_ASPROF_OUT (default /tmp/fanout-profile.txt).
+# BENCH_PERF=/path/perf.data records every process with `perf record -a` for the measured send only; read
+# PostgreSQL's share with `perf report -i /path/perf.data --comm postgres --sort symbol`.
 # BENCH_PGSS=1 preloads pg_stat_statements (one restart before the run) and prints the statements that
-# took the most PostgreSQL time from the 202 to the end: calls, rows, mean and total ms. With it,
+# took the most PostgreSQL time from the 202 to the end (BENCH_PGSS_TOP, 12): calls, rows, mean and total ms. BENCH_PGSS=all
+# also lists the statements that functions and triggers run (each is counted in its caller's row too). With it,
 # BENCH_EXPLAIN=MS also logs the plans (rows and buffers) of statements slower than MS ms into service.log.
 # Delivery controls (issue 11), to compare with the plain run: BENCH_CAP=1 sets a frequency cap
 # (100 per user per day: every recipient is checked and counted, none is capped); BENCH_LOCAL_TIME=1
@@ -72,6 +75,8 @@ APP=$($PG -Atc "select id from apps limit 1")
 if [ -n "${BENCH_PGSS:-}" ]; then
   # pg_stat_statements needs a preloaded library: set it, restart the service and its PostgreSQL
   $PG -c "alter system set shared_preload_libraries = 'pg_stat_statements'${BENCH_EXPLAIN:+, 'auto_explain'}" >/dev/null
+  # BENCH_PGSS=all: statements run by functions and triggers get their own rows too (also still counted in their caller's)
+  [ "$BENCH_PGSS" = all ] && $PG -c "alter system set pg_stat_statements.track = 'all'" >/dev/null
   if [ -n "${BENCH_EXPLAIN:-}" ]; then # plans (row counts and buffers, no timing) of statements slower than this many ms, in service.log
     $PG -c "alter system set auto_explain.log_min_duration = '${BENCH_EXPLAIN}ms'" -c "alter system set auto_explain.log_analyze = on" \
         -c "alter system set auto_explain.log_buffers = on" -c "alter system set auto_explain.log_timing = off" \
@@ -203,6 +208,7 @@ PROBES_PID=$!
 sleep 2
 PGPID=$(postmaster_pid "$DATA")
 s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
+WAL0=$($PG -Atc "select pg_current_wal_lsn()")
 read -r a0 f0 w0 < <(counts)
 # autovacuum and autoanalyze runs per table, to name the ones that ran during the measured send (their
 # CPU counts as PostgreSQL's: a suspect when PostgreSQL's CPU per recipient jumps)
@@ -217,6 +223,10 @@ fi
 [ -n "${BENCH_PGSS:-}" ] && $PG -c "select pg_stat_statements_reset()" >/dev/null
 JCMD="$(dirname "$(readlink -f "$(find_java)")")/jcmd"
 [ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"start,event=cpu,interval=1ms,threads\"" >/dev/null
+if [ -n "${BENCH_PERF:-}" ]; then # every process's samples during the measured send, for `perf report --comm postgres`
+  perf record -a -F 999 -o "$BENCH_PERF" >"$DATA/perf.log" 2>&1 &
+  PERF_PID=$!; sleep 0.5
+fi
 BULK=$(api POST /v1/notifications "{\"title\":\"Sale\",\"body\":\"Everything must go\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}$EXTRA}" \
   | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
 echo "bulk notification $BULK"
@@ -247,7 +257,9 @@ fi
 while [ "$(terminal "$BULK")" != t ]; do sleep 0.2; done
 stop_probes
 sleep 1
+[ -n "${PERF_PID:-}" ] && kill -INT "$PERF_PID" && wait "$PERF_PID" 2>/dev/null && echo "perf samples of the measured send: $BENCH_PERF"
 s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS_PID")
+WAL=$($PG -Atc "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$WAL0')")
 [ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"stop,file=$DATA/profile.txt,collapsed\"" >/dev/null \
   && cp "$DATA/profile.txt" "${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}" && echo "profile of the measured send: ${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}"
 read -r a1 f1 w1 < <(counts)
@@ -281,7 +293,7 @@ if [ -n "${BENCH_PGSS:-}" ]; then
   echo "pg_stat_statements from the 202 to the end (top 12 by total time): calls, rows, mean ms, total ms, statement"
   $PG -At -F ' | ' -c "select calls, rows, round(mean_exec_time::numeric, 3), round(total_exec_time::numeric),
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) from pg_stat_statements
-      order by total_exec_time desc limit 12" | sed 's/^/  /'
+      order by total_exec_time desc limit ${BENCH_PGSS_TOP:-12}" | sed 's/^/  /'
 fi
 RUNNING=$($PG -At -c "select string_agg(query, ', ') from pg_stat_activity where backend_type = 'autovacuum worker'")
 echo "  autovacuum during the measured send: ${VACUUMED:-none} finished${RUNNING:+; still running: $RUNNING}"
@@ -290,6 +302,7 @@ hz=$(getconf CLK_TCK)
 SVC=service; [ "$CRASH" = crash ] && s1=$((SK + s1)) && SVC="service (killed and restarted process)"
 awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" -v svc="$SVC" 'BEGIN {
   printf "CPU per recipient: %s %.0f µs, PostgreSQL %.0f µs, peers %.0f µs\n", svc, s/hz*1e6/n, p/hz*1e6/n, q/hz*1e6/n }'
+awk -v n="$DEVICES" -v w="$WAL" 'BEGIN { printf "WAL per recipient: %.0f bytes (%.1f MiB in all, autovacuum during the measured send included)\n", w / n, w / 1048576 }'
 if [ -s "$DATA/probes.txt" ]; then
   ids=$(sed "s/.*/'&'/" "$DATA/probes.txt" | paste -sd, -)
   $PG -At -F ' ' <<SQL | while read -r count p50 p99 max started started99; do

@@ -8,7 +8,6 @@ import dev.pushservice.platform.json.JsonInput;
 import dev.pushservice.platform.json.Uuids;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
-import java.util.Map;
 import java.util.UUID;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -70,7 +69,7 @@ class SegmentController {
 
     @PostMapping("/estimate")
     @Authorize(Scope.NOTIFICATIONS_WRITE)
-    Map<String, Long> estimate(ApiPrincipal caller, @RequestBody JsonNode body) {
+    SegmentService.Estimate estimate(ApiPrincipal caller, @RequestBody JsonNode body) {
         JsonInput in = JsonInput.object(body);
         boolean bySegment = in.value("segment_id") != null;
         boolean byFilter = in.value("filter") != null;
@@ -78,7 +77,7 @@ class SegmentController {
             throw InvalidInput.of(bySegment ? "filter" : "segment_id",
                     "give exactly one of segment_id (a saved segment) and filter (an unsaved filter)");
         }
-        long count;
+        SegmentService.Estimate count;
         if (bySegment) {
             JsonNode raw = in.value("segment_id");
             UUID id = raw.isString() ? Uuids.parse(raw.stringValue()) : null;
@@ -90,6 +89,6 @@ class SegmentController {
             in.check();
             count = segments.count(caller.appId(), filter);
         }
-        return Map.of("estimated_recipients", count);
+        return count;
     }
 }

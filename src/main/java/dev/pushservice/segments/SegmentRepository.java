@@ -98,14 +98,61 @@ class SegmentRepository {
     }
 
     /**
+     * The app's enabled, non-invalidated devices on the pages of {@code devices} that a
+     * {@code TABLESAMPLE SYSTEM (percent)} picks: what the sampled estimate scales by (see
+     * {@link SegmentService#count(UUID, Filter)}). The same pages for the same percentage while the
+     * table's pages do not change ({@code REPEATABLE}), so an estimate asked again does not wander.
+     */
+    @Transactional(readOnly = true)
+    public long countSampledDevices(UUID appId, double percent) {
+        return jdbc.sql("""
+                        select count(*) from devices d tablesample system (cast(:percent as real)) repeatable (0)
+                        where d.app_id = :app and d.enabled and d.invalidated_at is null""")
+                .param("app", appId).param("percent", percent).query(Long.class).single();
+    }
+
+    /** What a sample counted: the app's enabled, non-invalidated devices on its pages, and those the filter selects. */
+    record SampleCount(long devices, long matched) {
+    }
+
+    /**
+     * {@link #countAudience} over the pages of {@code devices} that {@code TABLESAMPLE SYSTEM (percent)}
+     * picks (for a smaller percentage, some of the pages {@link #countSampledDevices} counts at a larger
+     * one), with the app's devices on them. {@code filter} must be compiled for few devices
+     * ({@link FilterCompiler#compileForFew}), and the statement joins by nested loops: each sampled
+     * device probes the event and user indexes, where a hash join would read every event row of the
+     * key and every user of the app, whatever the sample's size.
+     */
+    @Transactional(readOnly = true)
+    public SampleCount countSampledAudience(UUID appId, FilterCompiler.Compiled filter, double percent) {
+        jdbc.sql("set local enable_hashjoin = off").update();
+        jdbc.sql("set local enable_mergejoin = off").update();
+        return jdbc.sql("select count(*) as devices, count(*) filter (where " + filter.predicate() + ") as matched"
+                        + " from devices d tablesample system (cast(:percent as real)) repeatable (0) " + filter.joins()
+                        + " where d.app_id = :app and d.enabled and d.invalidated_at is null")
+                .param("app", appId).param("percent", percent).params(filter.params())
+                .query((rs, n) -> new SampleCount(rs.getLong("devices"), rs.getLong("matched"))).single();
+    }
+
+    /**
      * Rows in {@code users} (all apps) as the planner's statistics see them, which is what decides
      * whether PostgreSQL can hash a set of users; from the table's size when never analysed.
      */
     long estimatedUsers() {
+        return estimatedRows("users", 64);
+    }
+
+    /** Rows in {@code devices} (all apps), the same way: what decides whether an estimate may sample. */
+    long estimatedDevices() {
+        return estimatedRows("devices", 256);
+    }
+
+    /** A table's rows by its statistics, or its size over {@code bytesPerRow} when it was never analysed. */
+    private long estimatedRows(String table, int bytesPerRow) {
         return jdbc.sql("""
-                        select case when reltuples >= 0 then reltuples::bigint else pg_relation_size(oid) / 64 end
-                        from pg_class where oid = 'users'::regclass""")
-                .query(Long.class).single();
+                        select case when reltuples >= 0 then reltuples::bigint else pg_relation_size(oid) / :bytes end
+                        from pg_class where oid = cast(:table as regclass)""")
+                .param("table", table).param("bytes", bytesPerRow).query(Long.class).single();
     }
 
     private SegmentView view(ResultSet rs, int n) throws SQLException {

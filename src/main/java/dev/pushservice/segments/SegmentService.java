@@ -9,6 +9,7 @@ import dev.pushservice.platform.pagination.PageRequest;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 import tools.jackson.databind.JsonNode;
@@ -25,11 +26,23 @@ public class SegmentService {
     private final SegmentRepository segments;
     private final FilterCompiler compiler;
     private final AuditLog audit;
+    private final long exactLimit;
+    private final long sampleDevices;
+    /** The size sample (only counted) is this many times the filter's sample: cheap, and it sets the scale. */
+    static final int SIZE_SAMPLE_FACTOR = 10;
 
-    SegmentService(SegmentRepository segments, FilterCompiler compiler, AuditLog audit) {
+    SegmentService(SegmentRepository segments, FilterCompiler compiler, AuditLog audit,
+                   @Value("${push.segments.estimate-exact-limit:1000000}") long exactLimit,
+                   @Value("${push.segments.estimate-sample-devices:10000}") long sampleDevices) {
+        if (sampleDevices < 1000) throw new IllegalArgumentException("push.segments.estimate-sample-devices must be at least 1000");
+        if (exactLimit < sampleDevices) {
+            throw new IllegalArgumentException("push.segments.estimate-exact-limit must be at least push.segments.estimate-sample-devices");
+        }
         this.segments = segments;
         this.compiler = compiler;
         this.audit = audit;
+        this.exactLimit = exactLimit;
+        this.sampleDevices = sampleDevices;
     }
 
     /** Creates a segment at version 1. Arguments are already validated. */
@@ -121,13 +134,45 @@ public class SegmentService {
                 .map(json -> new SegmentVersion(segmentId, version, FilterParser.parse(json, "filter"), json));
     }
 
-    /** Enabled, non-invalidated devices of the app that the filter selects now. */
-    public long count(UUID appId, Filter filter) {
-        return segments.countAudience(appId, compiler.compile(appId, filter));
+    /** How many devices a filter selects (the API's {@code POST /v1/segments/estimate} answer): counted exactly, or scaled from a sample. */
+    public record Estimate(long estimatedRecipients, boolean exact) {
+    }
+
+    /**
+     * Enabled, non-invalidated devices of the app that the filter selects now. Counted exactly unless
+     * the app has more than {@code push.segments.estimate-exact-limit} such devices (an exact count reads
+     * every device and, per event condition, every event row of its key: seconds at ten million). Then
+     * from two samples of the {@code devices} table's pages ({@code TABLESAMPLE SYSTEM}, the same pages
+     * while the table's pages stay, so asking again gives the same answer):
+     * <ol>
+     * <li>pages holding about {@value #SIZE_SAMPLE_FACTOR} × {@code push.segments.estimate-sample-devices}
+     * devices of the whole table, only counted: the app's number of devices, scaled;
+     * <li>some of those pages, holding about {@code push.segments.estimate-sample-devices} of the app's
+     * devices, where the filter is evaluated (each device probes the event and user indexes): the share
+     * of the app's devices that it selects.
+     * </ol>
+     * The estimate is the share times the number. Its cost follows the sample's size, not the app's.
+     * docs/api-decisions.md ("Segments") says how close it comes.
+     */
+    public Estimate count(UUID appId, Filter filter) {
+        long tableDevices = segments.estimatedDevices();
+        if (tableDevices > exactLimit) {
+            double sizePercent = Math.min(100, 100.0 * SIZE_SAMPLE_FACTOR * sampleDevices / tableDevices);
+            long appSampled = segments.countSampledDevices(appId, sizePercent);
+            double appDevices = appSampled * 100.0 / sizePercent;
+            if (appDevices > exactLimit) {
+                double percent = Math.min(sizePercent, sizePercent * sampleDevices / appSampled);
+                SegmentRepository.SampleCount sample =
+                        segments.countSampledAudience(appId, compiler.compileForFew(appId, filter, "sf"), percent);
+                long estimate = sample.devices() == 0 ? 0 : Math.round(appDevices * sample.matched() / sample.devices());
+                return new Estimate(estimate, false);
+            }
+        }
+        return new Estimate(segments.countAudience(appId, compiler.compile(appId, filter)), true);
     }
 
     /** {@link #count} for a saved segment's current version (archived segments can still be estimated). */
-    public long count(UUID appId, UUID segmentId, String field) {
+    public Estimate count(UUID appId, UUID segmentId, String field) {
         SegmentView s = segments.find(appId, segmentId)
                 .orElseThrow(() -> InvalidInput.of(field, "no segment " + segmentId + " in this app"));
         return count(appId, FilterParser.parse(s.filter(), "filter"));

@@ -88,8 +88,7 @@ class NotificationReadRepository {
 
     /** A page of the notification's recipients by offset, in device order. */
     List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
-        return recipients("", " offset :offset", appId, id, page.fetchSize()).param("offset", page.offset())
-                .query(this::recipient).list();
+        return recipients("", appId, id, page.fetchSize(), page.offset()).query(this::recipient).list();
     }
 
     /**
@@ -97,19 +96,41 @@ class NotificationReadRepository {
      * recipients' primary key (and of the few handed over), whatever the depth.
      */
     List<Recipient> recipientsAfter(UUID appId, UUID id, UUID after, int limit) {
-        return recipients(" and device_id > :after", "", appId, id, limit).param("after", after)
-                .query(this::recipient).list();
+        return recipients(" and %s > :after", appId, id, limit, 0).param("after", after).query(this::recipient).list();
     }
 
-    /** The recipients' statement, {@code where} added to its filter and {@code tail} after its limit. */
-    private JdbcClient.StatementSpec recipients(String where, String tail, UUID appId, UUID id, int limit) {
-        // with the recipients handed over and not recorded yet, as sending
+    /**
+     * What {@code notification_recipient_states} shows of one notification, in device order, {@code limit}
+     * after {@code offset}; {@code after} (a condition on {@code %s}, the device column) added to both
+     * branches. Each branch is ordered and cut by itself, then merged: the rows, a range of their primary
+     * key; and the recipients handed over without a row yet, as {@code sending}. The hand-over branch
+     * sorts its entries first and probes the recipients' key only until it has enough. Through the view,
+     * every entry in flight (thousands during a large send) was probed before the sort, at every read.
+     */
+    private JdbcClient.StatementSpec recipients(String after, UUID appId, UUID id, int limit, long offset) {
         return jdbc.sql("""
-                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at,
-                               expires_at
-                        from notification_recipient_states where notification_id = :id and app_id = :app"""
-                        + where + " order by device_id limit :limit" + tail)
-                .param("id", id).param("app", appId).param("limit", limit);
+                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at, expires_at
+                        from ((select r.device_id, r.platform, r.external_user_id, r.status, r.attempts, r.last_error,
+                                      r.updated_at, r.due_at, r.expires_at
+                               from notification_recipients r
+                               where r.notification_id = :id and r.app_id = :app%s
+                               order by r.device_id limit :branch)
+                              union all
+                              (select h.device_id, h.platform, h.external_user_id, 'sending', 1, cast(null as text),
+                                      h.created_at, h.created_at, h.expires_at
+                               from (select l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at
+                                     from notification_handovers o
+                                     cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids)
+                                         as l(device_id, platform, external_user_id)
+                                     where o.notification_id = :id and o.app_id = :app%s
+                                     order by l.device_id) h
+                               where not exists (select 1 from notification_recipients x
+                                                 where x.notification_id = :id and x.device_id = h.device_id)
+                               limit :branch)) s
+                        order by device_id limit :limit offset :offset"""
+                        .formatted(after.formatted("r.device_id"), after.formatted("l.device_id")))
+                .param("id", id).param("app", appId).param("limit", limit).param("offset", offset)
+                .param("branch", offset + limit);
     }
 
     private Recipient recipient(java.sql.ResultSet rs, int n) throws java.sql.SQLException {

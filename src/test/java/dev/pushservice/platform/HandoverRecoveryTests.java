@@ -176,6 +176,18 @@ class HandoverRecoveryTests {
             assertThat(listed.stream().map(r -> r.path("device_id").asString()).distinct()).hasSize(DEVICES);
             assertThat(listed.stream().filter(r -> r.path("status").asString().equals("sending")).count())
                     .isGreaterThanOrEqualTo(unrecorded);
+            // and by cursor, in pages that end inside the hand-over's entries: each once, in device order
+            List<String> walked = new ArrayList<>();
+            String cursor = null;
+            do {
+                JsonNode body = second.api.get("/v1/notifications/" + id + "/recipients?limit=37"
+                        + (cursor == null ? "" : "&cursor=" + cursor), setup.key()).json();
+                body.path("data").forEach(r -> walked.add(r.path("device_id").asString()));
+                JsonNode pagination = body.path("pagination");
+                cursor = pagination.path("has_more").asBoolean() ? pagination.path("next_cursor").asString() : null;
+            } while (cursor != null);
+            assertThat(walked).hasSize(DEVICES).doesNotHaveDuplicates().isSorted();
+            assertThat(walked).containsExactlyElementsOf(listed.stream().map(r -> r.path("device_id").asString()).toList());
 
             await().atMost(Duration.ofSeconds(60)).until(() -> second.api.get("/v1/notifications/" + id, setup.key())
                     .json().path("status").asString().equals("completed"));

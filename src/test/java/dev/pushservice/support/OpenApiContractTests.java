@@ -156,7 +156,7 @@ class OpenApiContractTests {
 
     @Test
     void literalPathWinsOverTemplateAndEncodedValuesMatch() {
-        String estimate = "{\"estimated_recipients\":3}";
+        String estimate = "{\"estimated_recipients\":3,\"exact\":true}";
         assertThat(violations("POST", "/v1/segments/estimate", json(200, estimate))).isEmpty();
         assertThat(violations("GET", "/v1/users/a%2Fb%20c", error(404, "not_found"))).isEmpty();
     }

@@ -290,7 +290,7 @@ if [ "$CRASH" = crash ]; then
        "(probes are counted out; at most the in-flight ones may get it twice)"
 fi
 if [ -n "${BENCH_PGSS:-}" ]; then
-  echo "pg_stat_statements from the 202 to the end (top 12 by total time): calls, rows, mean ms, total ms, statement"
+  echo "pg_stat_statements from the 202 to the end (top ${BENCH_PGSS_TOP:-12} by total time): calls, rows, mean ms, total ms, statement"
   $PG -At -F ' | ' -c "select calls, rows, round(mean_exec_time::numeric, 3), round(total_exec_time::numeric),
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) from pg_stat_statements
       order by total_exec_time desc limit ${BENCH_PGSS_TOP:-12}" | sed 's/^/  /'

@@ -126,7 +126,7 @@ class NotificationReadRepository {
                                      order by l.device_id) h
                                where not exists (select 1 from notification_recipients x
                                                  where x.notification_id = :id and x.device_id = h.device_id)
-                               limit :branch)) s
+                               order by h.device_id limit :branch)) s
                         order by device_id limit :limit offset :offset"""
                         .formatted(after.formatted("r.device_id"), after.formatted("l.device_id")))
                 .param("id", id).param("app", appId).param("limit", limit).param("offset", offset)

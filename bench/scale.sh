@@ -2,7 +2,8 @@
 # Scale benchmark (issue 29, "Measured here"): the service on the machine's PostgreSQL (a fresh
 # database, dropped at the end) and Redis, the local peers in their own JVM (bench/FanoutPeers), one
 # app with DEVICES iOS devices (5 per user, with users, locales and versions as bench/estimate-data.sql
-# makes them; 3% disabled, 2% invalidated), loaded set-based. Prints each figure beside its target
+# makes them; 3% disabled, 2% invalidated), loaded set-based, each device with the time-ordered id (V56) of
+# its created_at, as the service gives a device at registration. Prints each figure beside its target
 # from the issue and PASS or MISS. Asserts nothing (exit 0 with a MISS).
 #   bench/scale.sh [devices=10000000]
 # SCALE_PARTS (comma-separated, default all): which parts run, in this order:
@@ -107,7 +108,8 @@ from generate_series(($lo - 1) / 5 + 1, ($hi - 1) / 5 + 1) i
 on conflict do nothing;
 insert into devices (id, app_id, platform, token, token_hash, user_id, app_version, locale, timezone,
                      enabled, invalidated_at, last_seen_at, created_at, updated_at)
-select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || n)::bytea), 'hex'), sha256(('ios-' || n)::bytea),
+select storage_uuid7(now() - interval '30 days' + n * interval '100 microseconds'), '$APP', 'ios',
+       encode(sha256(('ios-' || n)::bytea), 'hex'), sha256(('ios-' || n)::bytea),
        md5('scale-user-' || ((n - 1) / 5 + 1))::uuid,
        (array['3.1.0', '3.2.0', '3.2.1', '3.10.0', '2.9.4'])[1 + n % 5],
        case when n % 2 = 0 then (array['en-US', 'de', 'fr', 'es', 'ja'])[1 + n % 5] end,

@@ -11,6 +11,7 @@ import dev.pushservice.platform.domain.NotFound;
 import dev.pushservice.platform.pagination.Page;
 import dev.pushservice.platform.pagination.PageRequest;
 import dev.pushservice.platform.rules.TimeZones;
+import dev.pushservice.platform.storage.Uuid7;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
@@ -93,7 +94,7 @@ public class DeviceService {
                 // claim: the staged record fills what the registration left out and names the device
                 var staged = devices.staged(appId, result.stagedId()).orElse(null);
                 Registration effective = staged == null ? r : withStagedDefaults(r, staged);
-                UUID id = staged == null ? UUID.randomUUID() : idFor(staged);
+                UUID id = staged == null ? Uuid7.at(clock.instant()) : idFor(staged);
                 var first = result;
                 result = admission.call(() -> devices.register(appId, effective, token, first.stagedId(), id));
             }

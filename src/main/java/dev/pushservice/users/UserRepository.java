@@ -1,5 +1,6 @@
 package dev.pushservice.users;
 
+import dev.pushservice.platform.storage.Uuid7;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -54,7 +55,7 @@ class UserRepository {
                                       properties = coalesce(cast(:props as jsonb), u.properties),
                                       updated_at = now()
                         returning id""")
-                .param("id", UUID.randomUUID()).param("app", appId).param("ext", externalUserId)
+                .param("id", Uuid7.at(java.time.Instant.now())).param("app", appId).param("ext", externalUserId)
                 .param("locale", locale).param("setLocale", setLocale)
                 .param("tz", timezone).param("setTz", setTimezone)
                 .param("tags", tags == null ? null : toJson(tags))

@@ -76,6 +76,36 @@ class DeviceRegistrationTests extends ApiTest {
         assertThat(deviceCount(app)).isEqualTo(1);
     }
 
+    /** V56: new devices and their users get version 7 ids of their registration time, so ids sort as registrations came. */
+    @Test
+    void newDevicesAndUsersGetTimeOrderedIds() throws Exception {
+        TestApp app = newApp();
+        List<UUID> ids = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String body = i == 1 ? "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\",\"external_user_id\":\"ordered-" + i + "\"}"
+                    : "{\"platform\":\"ios\",\"push_token\":\"" + TestTokens.apns() + "\"}";
+            TestApi.Response created = register(app, body);
+            assertThat(created.status()).as(created.toString()).isEqualTo(201);
+            ids.add(UUID.fromString(created.json().path("device_id").asString()));
+            Thread.sleep(3); // a later millisecond: ids of one millisecond are ordered only by their random bits
+        }
+        for (UUID id : ids) {
+            assertThat(id.version()).as(id.toString()).isEqualTo(7);
+            assertThat(dev.pushservice.platform.storage.Uuid7.time(id))
+                    .isBetween(java.time.Instant.now().minusSeconds(60), java.time.Instant.now().plusSeconds(1));
+        }
+        // PostgreSQL orders uuids byte by byte: the database's own order of the ids is the order of registration
+        List<UUID> ordered = jdbc.sql("select id from devices where app_id = :app order by id")
+                .param("app", app.appId()).query(UUID.class).list();
+        assertThat(ordered).containsExactlyElementsOf(ids);
+        // the users the registrations made (anonymous, and the named one) too
+        List<Integer> userVersions = jdbc.sql("""
+                        select distinct (get_byte(uuid_send(u.id), 6) >> 4) from users u
+                        join devices d on d.user_id = u.id where d.app_id = :app""")
+                .param("app", app.appId()).query(Integer.class).list();
+        assertThat(userVersions).containsExactly(7);
+    }
+
     @Test
     void registeringADisabledDeviceReEnablesIt() {
         TestApp app = newApp();

@@ -7,7 +7,9 @@ import java.util.UUID;
  * Time-ordered ids (RFC 9562 version 7): the Unix time in milliseconds in the first 48 bits, then
  * 74 random bits (from {@link UUID#randomUUID()}, a cryptographically strong source). A table range-
  * partitioned on such an id by time ({@code notification_recipients} by {@code notification_id},
- * docs/storage.md) finds the partition of a row from its id alone.
+ * docs/storage.md) finds the partition of a row from its id alone; devices and users get such ids so that
+ * new rows go to the right edge of their primary keys (migration V56, whose SQL {@code storage_uuid7}
+ * makes the same ids in the database).
  */
 public final class Uuid7 {
 

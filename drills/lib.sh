@@ -55,9 +55,9 @@ start_peers() {
   [ -s "$PEERS/peers.env" ] || { echo "peers did not start; see $DATA/peers.log" >&2; cat "$DATA/peers.log" >&2; exit 1; }
 }
 
-# start_instance NAME PORT ROLES [env...]: the jar on the drill's database and Redis, its own data
-# directory DATA/NAME (service.log there); returns once its port answers, exits after DRILL_START_WAIT
-# (180) seconds without an answer.
+# start_instance NAME PORT ROLES [env...]: the jar (INSTANCE_JAR, default ours) on the drill's database (DB)
+# and Redis, with the peers' settings when they run, its own data directory DATA/NAME (service.log there);
+# returns once its port answers, exits after DRILL_START_WAIT (180) seconds without an answer.
 start_instance() {
   local name=$1 port=$2 roles=$3; shift 3
   mkdir -p "$DATA/$name"
@@ -65,8 +65,8 @@ start_instance() {
   env PORT="$port" PUSH_DATA_DIR="$DATA/$name" PUSH_LOG_FORMAT=text PUSH_ROLES="$roles" \
     DATABASE_URL="postgres://postgres@$PGHOST_DRILL:5432/$DB" REDIS_URL="$REDIS_URL_DRILL" PUSH_SECRET_KEY="$SECRET" \
     PUSH_RATE_LIMIT_APP_PER_SECOND=1000000 PUSH_RATE_LIMIT_ORG_PER_SECOND=1000000 \
-    $(cat "$PEERS/peers.env") "$@" \
-    "$JAVA" -Xmx768m -jar "$ROOT/target/push-service.jar" >>"$DATA/$name/service.log" 2>&1 &
+    $(cat "$PEERS/peers.env" 2>/dev/null) "$@" \
+    "$JAVA" -Xmx768m -jar "${INSTANCE_JAR:-$ROOT/target/push-service.jar}" >>"$DATA/$name/service.log" 2>&1 &
   PIDS[$name]=$!
   PORTS[$name]=$port
   for _ in $(seq 1 "${DRILL_START_WAIT:-180}"); do

@@ -2,9 +2,9 @@
 # Scale benchmark (issue 29, "Measured here"): the service on the machine's PostgreSQL (a fresh
 # database, dropped at the end) and Redis, the local peers in their own JVM (bench/FanoutPeers), one
 # app with DEVICES iOS devices (5 per user, with users, locales and versions as bench/estimate-data.sql
-# makes them; 3% disabled, 2% invalidated), loaded set-based, each device with the time-ordered id (V56) of
-# its created_at, as the service gives a device at registration. Prints each figure beside its target
-# from the issue and PASS or MISS. Asserts nothing (exit 0 with a MISS).
+# makes them; 3% disabled, 2% invalidated), loaded set-based (bench/load-devices.sql), each device with the
+# time-ordered id (V56) of its created_at, as the service gives a device at registration. Prints each
+# figure beside its target from the issue and PASS or MISS. Asserts nothing (exit 0 with a MISS).
 #   bench/scale.sh [devices=10000000]
 # SCALE_PARTS (comma-separated, default all): which parts run, in this order:
 #   send          one bulk send to all at 100,000 devices (after SCALE_WARMUP=1 unmeasured ones), then
@@ -86,48 +86,18 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
 
 # ---------------------------------------------------------------- loading
 LOADED=0
-# load_to N: devices LOADED+1..N (and their users: device n belongs to user (n-1)/5+1), set-based in
-# chunks of LOAD_CHUNK with triggers off (the per-row active-device counter and lifecycle fact would
-# cost a row update and an insert per device: bench/estimate-data.sql), then the counter set once.
+# load_to N: devices LOADED+1..N (and their users), set-based in chunks of LOAD_CHUNK by bench/load-devices.sql
+# (triggers off, the active-device counter set once at the end, then vacuum analyze).
 load_to() {
-  local target=$1 lo hi start; [ "$target" -gt "$LOADED" ] || return 0
+  local target=$1 lo hi start final; [ "$target" -gt "$LOADED" ] || return 0
   start=$(date +%s.%N)
   for ((lo = LOADED + 1; lo <= target; lo += LOAD_CHUNK)); do
     hi=$((lo + LOAD_CHUNK - 1 < target ? lo + LOAD_CHUNK - 1 : target))
-    $PG <<SQL
-set session_replication_role = replica;
-set synchronous_commit = off;
-insert into users (id, app_id, external_user_id, locale, timezone, tags, created_at, updated_at)
-select md5('scale-user-' || i)::uuid, '$APP', 'user-' || i,
-       (array['en', 'de', 'fr', 'es', 'pt-BR'])[1 + i % 5],
-       (array['Europe/Berlin', 'America/New_York', 'UTC', 'Asia/Tokyo'])[1 + i % 4],
-       jsonb_build_object('plan', (array['free', 'gold', 'silver', 'platinum', 'free', 'free', 'free', 'free'])[1 + i % 8],
-                          'level', (i % 50)::text, 'cohort', 'c' || (i % 100)),
-       now(), now()
-from generate_series(($lo - 1) / 5 + 1, ($hi - 1) / 5 + 1) i
-on conflict do nothing;
-insert into devices (id, app_id, platform, token, token_hash, user_id, app_version, locale, timezone,
-                     enabled, invalidated_at, last_seen_at, created_at, updated_at)
-select storage_uuid7(now() - interval '30 days' + n * interval '100 microseconds'), '$APP', 'ios',
-       encode(sha256(('ios-' || n)::bytea), 'hex'), sha256(('ios-' || n)::bytea),
-       md5('scale-user-' || ((n - 1) / 5 + 1))::uuid,
-       (array['3.1.0', '3.2.0', '3.2.1', '3.10.0', '2.9.4'])[1 + n % 5],
-       case when n % 2 = 0 then (array['en-US', 'de', 'fr', 'es', 'ja'])[1 + n % 5] end,
-       case when n % 3 = 0 then 'Europe/Paris' end,
-       n % 33 <> 0, case when n % 50 = 0 then now() end,
-       now() - make_interval(days => (n % 90)::int), now() - interval '30 days' + n * interval '100 microseconds', now()
-from generate_series($lo, $hi) n;
-SQL
+    final=false; [ "$hi" = "$target" ] && final=true
+    $PG -v app="$APP" -v lo="$lo" -v hi="$hi" -v device_id='storage_uuid7(created)' -v final=$final \
+      -f "$ROOT/bench/load-devices.sql" >/dev/null
     echo "  loaded devices $lo..$hi ($(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.0f", e - s }') s so far)"
   done
-  $PG <<SQL
-insert into org_device_usage (org_id, active)
-select a.org_id, (select count(*) from devices where app_id = '$APP' and enabled and invalidated_at is null)
-from apps a where a.id = '$APP'
-on conflict (org_id) do update set active = excluded.active;
-vacuum analyze users;
-vacuum analyze devices;
-SQL
   local secs; secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   info "devices loaded $((LOADED + 1))..$target" "$secs s ($(awk -v n=$((target - LOADED)) -v s="$secs" 'BEGIN { printf "%.0f", n / s }') devices/s incl. vacuum analyze); devices table $(mib "$($PG -Atc "select pg_total_relation_size('devices')")") ($($PG -Atc "select pg_total_relation_size('devices') / count(*) from devices") bytes/device with indexes), users $(mib "$($PG -Atc "select pg_total_relation_size('users')")")"
   LOADED=$target

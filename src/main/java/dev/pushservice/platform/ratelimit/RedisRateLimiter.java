@@ -25,12 +25,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Buckets in Redis (Bucket4j compare-and-swap), shared by every instance. Each bucket's proxy is kept
  * (at most {@value #KEPT} keys, dropped after {@link #KEPT_FOR} unused) and built with Bucket4j's batching
- * optimisation: the requests of one app that arrive while its bucket's round trip is in flight go to
- * Redis together as one command, where each used to read the state and compare-and-swap it alone. Under
- * concurrent requests of one app every swap but one failed and went round again, so each request cost
- * several round trips (bench/README.md, "Registration beside e029d80 on a 10,000,000-device table").
- * Batching changes no limit: the commands of a batch are applied one after the other, in Redis, to the
- * bucket's current state.
+ * optimisation: the requests of one app that arrive while its bucket's round trip is in flight go
+ * together as one command, where each used to read the state and compare-and-swap it alone. Of concurrent
+ * swaps of one bucket only one succeeds and the others go round again, so under one app's concurrent
+ * requests each cost several round trips (bench/README.md, "Registration beside e029d80 on a
+ * 10,000,000-device table"). Batching changes no limit: a batch's requests are applied one after the other
+ * to the state read from Redis, and the result is swapped in as one, or the whole batch goes round again.
  */
 final class RedisRateLimiter implements RateLimiter {
 

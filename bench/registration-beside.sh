@@ -78,15 +78,12 @@ run() {
   PUSH_KEY=$PUBLIC_KEY REPEAT_PERCENT=50 wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/registration.lua" "$base" >"$out"
   s1=$(cpu_ticks "${PIDS[$side]}"); p1=$(cpu_ticks "$PGPID")
   stop_instance "$side"
-  local rps p99 errors n
+  local rps
   rps=$(awk '/^requests\/s/ { print $2 }' "$out")
-  p99=$(awk '/^latency/ { for (i = 1; i <= NF; i++) if ($i == "p99:") print $(i + 1) }' "$out")
-  errors=$(awk -F'[ ,]+' '/^errors/ { print $3 + $5 + $7 + $9 + $11 }' "$out")
-  n=$(awk '/^requests:/ { print $2 }' "$out")
   echo "$side $rps" >>"$RUNS"
   local label=$REF_SHORT; [ "$side" = ours ] && label=$OURS
-  printf '  %-16s %8s registrations/s, p99 %s ms, %s errors; %s (load average %s)\n' "$label" "$rps" "$p99" "$errors" \
-    "$(cpu_report registration "$n" "$s0" "$s1" "$p0" "$p1")" "$(loadavg)"
+  printf '  %-16s %8s registrations/s, p99 %s ms, %s errors; %s (load average %s)\n' "$label" "$rps" "$(p99_of "$out")" \
+    "$(errors_of "$out")" "$(cpu_report registration "$(count_of "$out")" "$s0" "$s1" "$p0" "$p1")" "$(loadavg)"
 }
 for ((i = 1; i <= PAIRS; i++)); do
   echo "pair $i"

@@ -151,10 +151,6 @@ paced() {
   READERS+=($!)
 }
 stop_readers() { local p; for p in "${READERS[@]}"; do kill -INT "$p" 2>/dev/null || true; done; for p in "${READERS[@]}"; do wait "$p" 2>/dev/null || true; done; READERS=(); }
-p99_of() { awk '/^latency/ { for (i = 1; i <= NF; i++) if ($i == "p99:") print $(i + 1) }' "$1"; }
-# errors_of OUT: wrk's connect, read, write errors, timeouts and non-2xx answers together
-errors_of() { awk -F'[ ,]+' '/^errors/ { print $3 + $5 + $7 + $9 + $11 }' "$1"; }
-count_of() { awk '/^requests:/ { print $2 }' "$1"; }
 
 measured_send() { # measured_send LABEL [reads]: one send to all; sets RATE and SEND_ID
   local label=$1 reads=${2:-}

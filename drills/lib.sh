@@ -176,3 +176,9 @@ load_5xx_bare() { # all phases' 5xx answers without Retry-After
 load_connection_errors() { # all phases' connect, read, write errors and timeouts
   awk -F'[ ,]+' '/^errors/ { s += $3 + $5 + $7 + $9 } END { print s + 0 }' "$DATA"/*-registrations.out "$DATA"/*-events.out
 }
+
+# wrk's output (bench/*.lua print these lines): p99_of OUT (ms), errors_of OUT (connect, read, write errors,
+# timeouts and non-2xx answers together), count_of OUT (requests)
+p99_of() { awk '/^latency/ { for (i = 1; i <= NF; i++) if ($i == "p99:") print $(i + 1) }' "$1"; }
+errors_of() { awk -F'[ ,]+' '/^errors/ { print $3 + $5 + $7 + $9 + $11 }' "$1"; }
+count_of() { awk '/^requests:/ { print $2 }' "$1"; }

@@ -31,6 +31,8 @@
 # together; rates are then counted from that due time instead of the 202.
 # BENCH_WARMUP=N first sends N unmeasured bulk notifications to every device (JIT and caches warm, as
 # in a service that has been running), then measures the next.
+# Devices get ids as the checkout makes them (time-ordered from V56 on, random before);
+# BENCH_DEVICE_IDS=random loads random ids on any checkout.
 source "$(dirname "$0")/lib.sh"
 DEVICES=${1:-100000}
 MIX=${2:-ios}
@@ -109,22 +111,29 @@ if [ "$MIX" = thirds ]; then IOS=$((DEVICES / 3)); ANDROID=$((DEVICES - IOS - WE
 # cost PostgreSQL about N^2 (each walks the row's versions made by the same transaction): 300,000
 # devices in one statement took over 6 minutes, in batches of 20,000 a few seconds each.
 LOAD_BATCH=20000
+# Each device's id as the checkout under test makes it at registration: time-ordered, of its created_at,
+# where the schema has storage_uuid7 (V56 and later), else random (a74a18e and other older commits
+# compared back to back). BENCH_DEVICE_IDS=random loads random ids anyway (devices registered before V56).
+if [ "${BENCH_DEVICE_IDS:-}" != random ] && [ "$($PG -Atc "select to_regproc('storage_uuid7') is not null")" = t ]; then
+  device_id() { echo "storage_uuid7($1)"; }
+else
+  device_id() { echo "gen_random_uuid()"; }
+fi
+echo "device ids: $(device_id created_at)"
 batches() { # batches TOTAL: "FIRST LAST" per batch of LOAD_BATCH
   local lo; for ((lo = 1; lo <= $1; lo += LOAD_BATCH)); do echo "$lo $((lo + LOAD_BATCH - 1 < $1 ? lo + LOAD_BATCH - 1 : $1))"; done
 }
 {
   batches "$IOS" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
-select gen_random_uuid(), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea),
-       now() - interval '1 day' + g * interval '1 millisecond'
-from generate_series($lo, $hi) g;
+select $(device_id c), '$APP', 'ios', encode(sha256(('ios-' || g)::bytea), 'hex'), sha256(('ios-' || g)::bytea), c
+from (select g, now() - interval '1 day' + g * interval '1 millisecond' as c from generate_series($lo, $hi) g) s;
 SQL
   done
   batches "$ANDROID" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
-select gen_random_uuid(), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea),
-       now() - interval '2 days' + g * interval '1 millisecond'
-from generate_series($lo, $hi) g;
+select $(device_id c), '$APP', 'android', 'fcm-bench-' || g, sha256(('fcm-bench-' || g)::bytea), c
+from (select g, now() - interval '2 days' + g * interval '1 millisecond' as c from generate_series($lo, $hi) g) s;
 SQL
   done
   cat <<SQL
@@ -133,9 +142,9 @@ create temp table web_subscriptions (n serial, token text);
 SQL
   batches "$WEB" | while read -r lo hi; do cat <<SQL
 insert into devices (id, app_id, platform, token, token_hash, created_at)
-select gen_random_uuid(), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')),
-       now() - interval '3 days' + n * interval '1 millisecond'
-from web_subscriptions where n between $lo and $hi;
+select $(device_id c), '$APP', 'web', token, sha256(convert_to(token::jsonb ->> 'endpoint', 'UTF8')), c
+from (select token, now() - interval '3 days' + n * interval '1 millisecond' as c
+      from web_subscriptions where n between $lo and $hi) s;
 SQL
   done
   echo "analyze devices;"

@@ -10,6 +10,8 @@
 # bench/registration.lua (50% repeated tokens) for a 10 s warm-up, then SECONDS measured, the instance stopped.
 # Prints per run requests/s, p99, errors and the CPU per registration of the service and of PostgreSQL (every
 # backend of the machine's PostgreSQL), then the mean of each side and their ratio. Asserts nothing.
+# Instances use the machine's Redis for rate limits, as several instances run in production; REDIS_URL_DRILL=
+# (set and empty) runs both sides without it (in-process limits, as one instance runs).
 # BASE_PORT (18430) and the next port; DRILL_KEEP=1 keeps the data directory (service logs, wrk outputs).
 source "$(dirname "$0")/../drills/lib.sh"
 REF=${1:-e029d80}
@@ -31,7 +33,7 @@ DB_MAIN=$DB
 DB_REF="${DB}_ref"
 OURS=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo "+changes")
 REF_SHORT=$(git -C "$ROOT" rev-parse --short "$REF")
-echo "registrations: $REF_SHORT beside $OURS, $DEVICES devices, $PAIRS pairs of $DURATION s; load average $(loadavg)"
+echo "registrations: $REF_SHORT beside $OURS, $DEVICES devices, $PAIRS pairs of $DURATION s, rate limits ${REDIS_URL_DRILL:+in Redis}${REDIS_URL_DRILL:-in process}; load average $(loadavg)"
 
 REF_TREE=$(mktemp -d /tmp/push-ref-tree.XXXXXX)
 rmdir "$REF_TREE"

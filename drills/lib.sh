@@ -4,7 +4,8 @@
 # shellcheck shell=bash
 source "$(dirname "${BASH_SOURCE[0]}")/../bench/lib.sh"
 PGHOST_DRILL=${PGHOST_DRILL:-127.0.0.1}
-REDIS_URL_DRILL=${REDIS_URL_DRILL:-redis://127.0.0.1:6379}
+# REDIS_URL_DRILL= (set and empty): instances without Redis (in-process rate limits), as one instance runs
+REDIS_URL_DRILL=${REDIS_URL_DRILL-redis://127.0.0.1:6379}
 declare -A PIDS=()  # instance name -> pid
 declare -A PORTS=() # instance name -> port
 

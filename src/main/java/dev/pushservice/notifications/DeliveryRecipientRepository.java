@@ -226,7 +226,8 @@ class DeliveryRecipientRepository {
      * {@code pending} with an {@code o} (a retry or a deferral: an attempt that did not end it), from the rows it updated:
      * no query per row, nothing written twice, and nothing at all for a chunk whose every recipient ended.
      *
-     * @return the rows written
+     * @return the rows written that did not end accepted: what a recording does after its statements
+     *     (dead letters, invalidations) is for those only, and a large send's batches are all accepted
      */
     List<Written> record(String rows, Instant now) {
         return jdbc.sql("""
@@ -249,7 +250,7 @@ class DeliveryRecipientRepository {
                             insert into delivery_attempts (notification_id, device_id, app_id, at, attempt, outcome, reason, http_status)
                             select w.notification_id, w.device_id, w.app_id, :now, least(w.k, 32767), w.o, w.e, w.h
                             from written w where w.status = 'pending' and w.o is not null and w.e is not null)
-                        select notification_id, device_id from written""")
+                        select notification_id, device_id from written where status <> 'accepted'""")
                 .param("rows", rows).param("now", ts(now))
                 .query((rs, n) -> new Written(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class)))
                 .list();
@@ -314,8 +315,15 @@ class DeliveryRecipientRepository {
             return devices.isEmpty();
         }
 
+        /**
+         * The column as an array parameter; a column of nulls only (most of them in an all-accepted batch) as an
+         * empty array, which {@code unnest} pads with nulls to the length of the longest.
+         */
         private static String[] array(List<String> values) {
-            return values.toArray(String[]::new);
+            for (String value : values) {
+                if (value != null) return values.toArray(String[]::new);
+            }
+            return new String[0];
         }
 
         @Override
@@ -335,7 +343,7 @@ class DeliveryRecipientRepository {
      * cancelled. A row inserted {@code pending} (a retry or deferral) gets its {@code delivery_attempts}
      * row from the same statement, as in {@link #record}.
      *
-     * @return the rows inserted
+     * @return the rows inserted that are not accepted (see {@link #record})
      */
     List<Written> recordHanded(HandedRows rows, Instant now) {
         // Counted on the handover are the rows this statement inserted, never the outcomes it was given:
@@ -379,7 +387,7 @@ class DeliveryRecipientRepository {
                                  where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
                         counted as (update notification_handovers o set recorded = o.recorded + c.n from c
                                     where o.id = c.h and o.recorded + c.n < o.handed returning o.id)
-                        select notification_id, device_id from ins""")
+                        select notification_id, device_id from ins where status <> 'accepted'""")
                 .param("h", HandedRows.array(rows.handovers)).param("d", HandedRows.array(rows.devices))
                 .param("pl", HandedRows.array(rows.platforms)).param("u", HandedRows.array(rows.users))
                 .param("x", HandedRows.array(rows.externalUserIds)).param("k", HandedRows.array(rows.attempts))

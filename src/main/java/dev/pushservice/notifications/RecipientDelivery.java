@@ -394,6 +394,7 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             if (httpStatus != null) row.put("h", httpStatus);
         }
         Recorded recorded = recipients.inTransaction(() -> {
+            // the rows written that did not end accepted: the only ones with effects below
             Set<DeliveryRecipientRepository.Written> written = new HashSet<>();
             if (!rows.isEmpty()) written.addAll(recipients.record(rows.toString(), now));
             if (!handedRows.isEmpty()) written.addAll(recipients.recordHanded(handedRows, now));

@@ -114,7 +114,7 @@ LOAD_BATCH=20000
 # Each device's id as the checkout under test makes it at registration: time-ordered, of its created_at,
 # where the schema has storage_uuid7 (V56 and later), else random (a74a18e and other older commits
 # compared back to back). BENCH_DEVICE_IDS=random loads random ids anyway (devices registered before V56).
-if [ "${BENCH_DEVICE_IDS:-}" != random ] && [ "$($PG -Atc "select to_regproc('storage_uuid7') is not null")" = t ]; then
+if [ "${BENCH_DEVICE_IDS:-}" != random ] && [ "$($PG -Atc "select to_regprocedure('storage_uuid7(timestamptz)') is not null")" = t ]; then
   device_id() { echo "storage_uuid7($1)"; }
 else
   device_id() { echo "gen_random_uuid()"; }

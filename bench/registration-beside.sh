@@ -33,7 +33,7 @@ DB_MAIN=$DB
 DB_REF="${DB}_ref"
 OURS=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- src || echo "+changes")
 REF_SHORT=$(git -C "$ROOT" rev-parse --short "$REF")
-echo "registrations: $REF_SHORT beside $OURS, $DEVICES devices, $PAIRS pairs of $DURATION s, rate limits ${REDIS_URL_DRILL:+in Redis}${REDIS_URL_DRILL:-in process}; load average $(loadavg)"
+echo "registrations: $REF_SHORT beside $OURS, $DEVICES devices, $PAIRS pairs of $DURATION s, rate limits $([ -n "$REDIS_URL_DRILL" ] && echo in Redis || echo in process); load average $(loadavg)"
 
 REF_TREE=$(mktemp -d /tmp/push-ref-tree.XXXXXX)
 rmdir "$REF_TREE"

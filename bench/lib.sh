@@ -83,6 +83,26 @@ cpu_ticks() {
   echo "$total"
 }
 
+# thread_ticks PID: "name ticks" per thread of PID (user + system), the name with digits and
+# trailing separators folded so pools group (e.g. "C2 CompilerThre", "ForkJoinPool-", "G Conc#").
+thread_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    [ -r "$t/stat" ] || continue
+    awk -v name="$(tr -d '0-9 ' <"$t/comm" 2>/dev/null)" '{ sub(/^[^)]*\) /, ""); print name, $12 + $13 }' "$t/stat" 2>/dev/null
+  done
+}
+
+# thread_report BEFORE AFTER N LABEL: the service's CPU per LABEL by thread group between two
+# thread_ticks snapshots (threads that ended in between are not counted), the busiest first.
+thread_report() {
+  local hz; hz=$(getconf CLK_TCK)
+  echo "service CPU per $4 by thread group (BENCH_THREADS):"
+  awk -v n="$3" -v hz="$hz" 'FNR == NR { a[$1] += $2; next } { b[$1] += $2 }
+    END { for (k in b) { d = b[k] - a[k]; if (d > 0) printf "  %7.1f µs  %s\n", d / hz * 1e6 / n, k } }' \
+    "$1" "$2" | sort -rn
+}
+
 # postmaster_pid DATA_DIR: the embedded PostgreSQL's postmaster (first line of postmaster.pid).
 postmaster_pid() {
   head -n 1 "$1/postgres/postmaster.pid" 2>/dev/null || true
@@ -108,7 +128,8 @@ cpu_report() {
 # wrk_measured DATA_DIR PORT SCRIPT UNIT LABEL: wrk at concurrency 64 against the service started by
 # start_service: a ${WARMUP}-second warm-up, then ${DURATION} seconds measured; prints the rate,
 # latency, errors and the CPU per request of the service, its PostgreSQL and wrk. Pass the Lua
-# script's settings through the environment (PUSH_KEY, ...).
+# script's settings through the environment (PUSH_KEY, ...). BENCH_THREADS=1 adds the service's CPU per
+# request by thread group (request carriers, JIT compiler, GC, background loops).
 wrk_measured() {
   local data=$1 port=$2 script=$3 unit=$4 label=$5
   echo "warm-up (${WARMUP}s: JIT compilation, connection pool, table growth) ..."
@@ -116,10 +137,15 @@ wrk_measured() {
   echo "measuring: ${DURATION}s, concurrency 64"
   local pg s0 s1 p0 p1
   pg=$(postmaster_pid "$data")
+  [ -n "${BENCH_THREADS:-}" ] && thread_ticks "$SERVICE_PID" >"$data/threads.0"
   s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$pg")
   local TIMEFORMAT='%U %S'
   { time wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$script" "http://127.0.0.1:$port" >"$data/wrk.out"; } 2>"$data/wrk.time"
   s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$pg")
+  [ -n "${BENCH_THREADS:-}" ] && thread_ticks "$SERVICE_PID" >"$data/threads.1"
   grep -E "$unit|latency p50|errors" "$data/wrk.out"
   cpu_report "$label" "$(awk '/^requests:/ {print $2}' "$data/wrk.out")" "$s0" "$s1" "$p0" "$p1" "$(cat "$data/wrk.time")"
+  if [ -n "${BENCH_THREADS:-}" ]; then
+    thread_report "$data/threads.0" "$data/threads.1" "$(awk '/^requests:/ {print $2}' "$data/wrk.out")" "$label"
+  fi
 }

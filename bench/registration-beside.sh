@@ -7,7 +7,8 @@
 # (random ids; bench/load-devices.sql), then a copy of it migrated in place by this checkout's jar (an existing
 # database upgraded: its devices keep their ids, new ones get this version's). Then PAIRS pairs, the order
 # alternating: each side's instance started on its own database, wrk at concurrency 64 with
-# bench/registration.lua (50% repeated tokens) for a 10 s warm-up, then SECONDS measured, the instance stopped.
+# bench/registration.lua (50% repeated tokens) for a WARMUP-second warm-up (default 60: at 20 s this checkout's
+# JIT compiler was still busy, 174 µs of its CPU per registration), then SECONDS measured, the instance stopped.
 # Prints per run requests/s, p99, errors and the CPU per registration of the service and of PostgreSQL (every
 # backend of the machine's PostgreSQL), then the mean of each side and their ratio. Asserts nothing.
 # Instances use the machine's Redis for rate limits, as several instances run in production; REDIS_URL_DRILL=
@@ -74,7 +75,7 @@ run() {
   [ "$side" = ours ] && port=$((BASE_PORT + 1)) db=$DB_MAIN jar=$ROOT/target/push-service.jar
   DB=$db INSTANCE_JAR=$jar start_instance "$side" "$port" api,worker,scheduler
   local base="http://127.0.0.1:$port" out="$DATA/$side-$(date +%H%M%S).out"
-  PUSH_KEY=$PUBLIC_KEY REPEAT_PERCENT=50 wrk -t2 -c64 -d10s -s "$ROOT/bench/registration.lua" "$base" >/dev/null
+  PUSH_KEY=$PUBLIC_KEY REPEAT_PERCENT=50 wrk -t2 -c64 -d"${WARMUP:-60}s" -s "$ROOT/bench/registration.lua" "$base" >/dev/null
   local s0 p0 s1 p1
   s0=$(cpu_ticks "${PIDS[$side]}"); p0=$(cpu_ticks "$PGPID")
   PUSH_KEY=$PUBLIC_KEY REPEAT_PERCENT=50 wrk -t2 -c64 -d"${DURATION}s" --timeout 10s -s "$ROOT/bench/registration.lua" "$base" >"$out"

@@ -45,9 +45,15 @@ class DashboardSecurity implements WebMvcConfigurer {
     static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
             + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-    /** Targets of Boot's filter registrations ({@code DelegatingFilterProxyRegistrationBean}s), by bean name. */
+    /**
+     * Boot's filter registrations that only the dashboard needs, by bean name: Spring Security's and Spring
+     * Session's ({@code DelegatingFilterProxyRegistrationBean}s), and Thymeleaf's {@code ResourceUrlEncodingFilter},
+     * which the WebJars on the classpath switch on and which only matters where a template renders links. Off the
+     * dashboard it only wrapped each response (no cost that registrations could measure: bench/README.md,
+     * "Registration: the SQL-language functions").
+     */
     private static final Set<String> DASHBOARD_FILTER_REGISTRATIONS =
-            Set.of("securityFilterChainRegistration", "sessionRepositoryFilterRegistration");
+            Set.of("securityFilterChainRegistration", "sessionRepositoryFilterRegistration", "resourceUrlEncodingFilter");
 
     @Bean
     SecurityFilterChain dashboardFilterChain(HttpSecurity http, MemberService members) throws Exception {
@@ -94,7 +100,7 @@ class DashboardSecurity implements WebMvcConfigurer {
                 + "/dashboard\">Back to the dashboard</a></p></main></body></html>");
     }
 
-    /** Boot registers the security and session filters for {@code /*}; the dashboard's paths are theirs alone. */
+    /** Boot registers the security, session and resource URL filters for {@code /*}; the dashboard's paths are theirs alone. */
     @Bean
     static BeanPostProcessor dashboardOnlyFilters() {
         return new BeanPostProcessor() {

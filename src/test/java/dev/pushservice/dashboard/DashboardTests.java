@@ -356,6 +356,26 @@ class DashboardTests extends DashboardTest {
         assertThat(api.get("/health", null).header("Set-Cookie")).isEmpty();
     }
 
+    @Autowired
+    org.springframework.web.context.WebApplicationContext web;
+
+    /**
+     * The filters only the dashboard needs are mapped to its paths alone, not to {@code /*}: Spring Security's, Spring
+     * Session's, and the resource URL filter Boot adds because WebJars are on the classpath (which wrapped every
+     * API response for nothing).
+     */
+    @Test
+    void dashboardOnlyFiltersAreMappedToTheDashboardAlone() {
+        Map<String, ? extends jakarta.servlet.FilterRegistration> registrations =
+                java.util.Objects.requireNonNull(web.getServletContext()).getFilterRegistrations();
+        List<String> dashboardOnly = List.of("springSecurityFilterChain", "springSessionRepositoryFilter", "resourceUrlEncodingFilter");
+        for (String name : dashboardOnly) {
+            assertThat(registrations).as("registered filters").containsKey(name);
+            assertThat(registrations.get(name).getUrlPatternMappings()).as(name)
+                    .containsExactlyInAnyOrder("/dashboard", "/dashboard/*");
+        }
+    }
+
     @Test
     void apiRequestsNeverMeetTheDashboardsSecurityFilters() {
         // Spring Security's firewall refuses encoded slashes, percent signs and semicolons; the API

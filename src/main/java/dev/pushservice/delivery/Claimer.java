@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.jobs.BackgroundPriority;
 import dev.pushservice.platform.rules.Platform;
 import dev.pushservice.platform.rules.Priority;
 import java.time.Clock;
@@ -143,6 +144,7 @@ final class Claimer {
     }
 
     private void claimLoop() {
+        if (priority != Priority.TRANSACTIONAL) BackgroundPriority.lowerCurrentThread();
         long nextStats = 0;
         long nextCancelCheck = 0;
         while (lane.isRunning()) {

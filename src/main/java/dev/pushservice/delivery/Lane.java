@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.jobs.BackgroundPriority;
 import dev.pushservice.platform.rules.Priority;
 import dev.pushservice.platform.rules.Platform;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -159,7 +160,11 @@ final class Lane {
         AtomicInteger n = new AtomicInteger();
         senders = new ThreadPoolExecutor(properties.senderThreads(), properties.senderThreads(), 0, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "delivery-" + priority.value() + "-sender-" + n.incrementAndGet());
+                    Runnable work = priority == Priority.TRANSACTIONAL ? r : () -> {
+                        BackgroundPriority.lowerCurrentThread(); // API requests first when the cores are all busy
+                        r.run();
+                    };
+                    Thread t = new Thread(work, "delivery-" + priority.value() + "-sender-" + n.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });

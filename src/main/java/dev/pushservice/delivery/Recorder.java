@@ -1,5 +1,6 @@
 package dev.pushservice.delivery;
 
+import dev.pushservice.platform.jobs.BackgroundPriority;
 import dev.pushservice.platform.rules.Priority;
 import java.time.Clock;
 import java.time.Duration;
@@ -92,6 +93,7 @@ final class Recorder {
     }
 
     private void loop() {
+        if (priority != Priority.TRANSACTIONAL) BackgroundPriority.lowerCurrentThread();
         List<DeliveryStore.Outcome> batch = new ArrayList<>(chunkSize);
         while (true) {
             if (results.isEmpty()) {

@@ -9,7 +9,8 @@ import org.springframework.context.annotation.Configuration;
 class ApnsConfiguration {
 
     @Bean(destroyMethod = "close")
-    ApnsProvider apnsProvider(ApnsProperties properties, ApnsSettings credentials, Clock clock) {
+    ApnsProvider apnsProvider(ApnsProperties properties, ApnsSettings credentials, Clock clock,
+                              dev.pushservice.platform.jobs.BackgroundPriority backgroundPriority) { // set before its threads start
         return ApnsProvider.builder(credentials).properties(properties).clock(clock).build();
     }
 }

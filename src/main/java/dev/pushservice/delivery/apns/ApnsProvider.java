@@ -1,5 +1,6 @@
 package dev.pushservice.delivery.apns;
 
+import dev.pushservice.platform.jobs.BackgroundPriority;
 import com.eatthepath.pushy.apns.ApnsClient;
 import com.eatthepath.pushy.apns.ApnsClientBuilder;
 import com.eatthepath.pushy.apns.PushNotificationResponse;
@@ -137,7 +138,9 @@ public final class ApnsProvider implements PushProvider {
         this.clock = builder.clock;
         this.rejections = new CredentialRejections("APNs", builder.credentials, builder.clock);
         this.trustedServerCertificates = trustedServerCertificates;
-        this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors());
+        // mostly bulk sends: below API requests when the cores are all busy (BackgroundPriority)
+        this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors(),
+                BackgroundPriority.threads(new DefaultThreadFactory("apns-io", true)));
     }
 
     /** @param credentials where each app's APNs credentials come from (decrypted) */

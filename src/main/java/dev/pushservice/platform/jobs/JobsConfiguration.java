@@ -115,6 +115,15 @@ class JobsConfiguration {
                 .build();
     }
 
+    /** Queued work (fan-outs, exports, cancels) runs below API requests when the cores are all busy. */
+    @Bean
+    ExecutionInterceptor backgroundPriorityInterceptor(BackgroundPriority priority) {
+        return (instance, context, chain) -> {
+            BackgroundPriority.lowerCurrentThread();
+            return chain.proceed(instance, context);
+        };
+    }
+
     /** Executes queued work, in {@code worker} instances. */
     @Bean
     JobRunner jobWorker(ObjectProvider<Scheduler> schedulers, PushProperties properties, DbSchedulerProperties config,

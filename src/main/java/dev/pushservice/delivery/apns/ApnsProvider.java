@@ -119,7 +119,10 @@ public final class ApnsProvider implements PushProvider {
     private final CredentialSource<ApnsCredentials> credentials;
     private final Clock clock;
     private final X509Certificate[] trustedServerCertificates;
+    /** I/O of the bulk, normal and high lanes' clients: below API requests when the cores are all busy. */
     private final EventLoopGroup eventLoopGroup;
+    /** I/O of the transactional lane's clients, at the normal priority: a user waits for those pushes. */
+    private final EventLoopGroup transactionalLoops;
     private final ConcurrentHashMap<ClientKey, AppClient> clients = new ConcurrentHashMap<>();
     /** Credential versions APNs refused: their later messages are rejected without a request. */
     private final CredentialRejections rejections;
@@ -138,9 +141,12 @@ public final class ApnsProvider implements PushProvider {
         this.clock = builder.clock;
         this.rejections = new CredentialRejections("APNs", builder.credentials, builder.clock);
         this.trustedServerCertificates = trustedServerCertificates;
-        // mostly bulk sends: below API requests when the cores are all busy (BackgroundPriority)
         this.eventLoopGroup = new NioEventLoopGroup(Runtime.getRuntime().availableProcessors(),
                 BackgroundPriority.threads(new DefaultThreadFactory("apns-io", true)));
+        this.transactionalLoops = new NioEventLoopGroup(1, new DefaultThreadFactory("apns-io-tx", true));
+        // its thread now, at the constructing thread's priority: a thread inherits its creator's, and a lowered
+        // sender would otherwise start it on the first send
+        timeouts.start();
     }
 
     /** @param credentials where each app's APNs credentials come from (decrypted) */
@@ -305,6 +311,7 @@ public final class ApnsProvider implements PushProvider {
             log.warn("APNs clients did not close cleanly: {}", describe(e));
         }
         eventLoopGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        transactionalLoops.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         timeouts.stop();
     }
 
@@ -349,7 +356,7 @@ public final class ApnsProvider implements PushProvider {
                         ? ApnsClientBuilder.PRODUCTION_APNS_HOST : ApnsClientBuilder.DEVELOPMENT_APNS_HOST;
         ApnsClientBuilder builder = new ApnsClientBuilder()
                 .setApnsServer(host, properties.port())
-                .setEventLoopGroup(eventLoopGroup)
+                .setEventLoopGroup(lane == Priority.TRANSACTIONAL ? transactionalLoops : eventLoopGroup)
                 .setConcurrentConnections(properties.connections())
                 .setConnectionTimeout(properties.connectTimeout());
         if (trustedServerCertificates != null) builder.setTrustedServerCertificateChain(trustedServerCertificates);

@@ -12,8 +12,8 @@ import org.springframework.stereotype.Component;
 
 /**
  * Background work runs at a lower OS scheduling priority than API requests, on Linux. This covers the
- * fan-out and other queued jobs, the delivery lanes other than {@code transactional}, and the APNs client's
- * event loops. When a large send keeps every core busy, the kernel then serves API requests first.
+ * fan-out and other queued jobs, the delivery lanes other than {@code transactional}, and the event loops of
+ * those lanes' APNs clients. When a large send keeps every core busy, the kernel then serves API requests first.
  *
  * <p>The requests run on virtual threads whose carriers stay at the normal priority. Background threads
  * get the nice value {@code PUSH_BACKGROUND_NICE} (default 10; 0 leaves every thread as it is). While
@@ -25,9 +25,9 @@ import org.springframework.stereotype.Component;
  * may lower the priority of their own threads. Java 21 cannot call {@code setpriority} without native code,
  * so it runs the command, once per thread, when the thread starts. Without Linux or {@code renice}
  * (some minimal images), the first attempt logs why and background threads keep the normal priority.
- * Transactional sends share the APNs event loops, so under full load they wait behind API requests too.
- * The {@code transactional} lane's own threads are left alone. PostgreSQL's backends are not affected.
- * Thread-safe.
+ * The {@code transactional} lane's threads and its APNs event loop keep the normal priority. A thread
+ * inherits its creator's priority, so a lowered thread that starts another passes it on. PostgreSQL's
+ * backends are not affected. Thread-safe.
  */
 @Component
 public final class BackgroundPriority {

@@ -18,8 +18,9 @@ import org.springframework.stereotype.Component;
  * <p>The requests run on virtual threads whose carriers stay at the normal priority. Background threads
  * get the nice value {@code PUSH_BACKGROUND_NICE} (default 10; 0 leaves every thread as it is). While
  * cores are idle the nice value changes nothing. It only decides who waits when they are all busy.
- * {@code bench/scale.sh} at 1,000,000 devices: {@code GET /v1/notifications/{id}} during the send had
- * p99 71.7 ms at normal priority and 43.0 ms with delivery at nice 10 (bench/README.md).
+ * {@code bench/scale.sh 10000000}, back to back at the same send rate (~27,500 recipients/s on two cores):
+ * during the send, {@code GET /v1/notifications/{id}} had p99 57.7 ms at the normal priority and 33.3 ms at
+ * nice 10, and a registration 162.3 ms and 63.7 ms (bench/README.md, "Reads during a send").
  *
  * <p>How: a thread reads its own id from {@code /proc/thread-self} and runs {@code renice} on it. Any user
  * may lower the priority of their own threads. Java 21 cannot call {@code setpriority} without native code,

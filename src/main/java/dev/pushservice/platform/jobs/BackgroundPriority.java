@@ -20,7 +20,7 @@ import org.springframework.stereotype.Component;
  * cores are idle the nice value changes nothing. It only decides who waits when they are all busy.
  * {@code bench/scale.sh 10000000}, back to back at the same send rate (~27,500 recipients/s on two cores):
  * during the send, {@code GET /v1/notifications/{id}} had p99 57.7 ms at the normal priority and 33.3 ms at
- * nice 10, and a registration 162.3 ms and 63.7 ms (bench/README.md, "Reads during a send").
+ * nice 10, and a registration 162.3 ms and 63.7 ms (bench/README.md, "`scale.sh 10000000` with background work at nice 10").
  *
  * <p>How: a thread reads its own id from {@code /proc/thread-self} and runs {@code renice} on it. Any user
  * may lower the priority of their own threads. Java 21 cannot call {@code setpriority} without native code,
@@ -46,11 +46,6 @@ public final class BackgroundPriority {
                     + configured);
         }
         nice = configured;
-    }
-
-    /** The nice value background threads get (0: none is changed). */
-    public int nice() {
-        return nice;
     }
 
     /**

@@ -189,7 +189,7 @@ peer_latency "$DATA/idle-probe-times.txt" "transactional on an idle service (20 
 ids=$(sed "s/.*/'&'/" "$DATA/idle-probes.txt" | paste -sd, -)
 $PG -At -F ' ' -c "select percentile_cont(0.5) within group (order by extract(epoch from r.updated_at - n.created_at) * 1000),
     percentile_cont(0.5) within group (order by extract(epoch from n.processing_at - n.created_at) * 1000)
-    from notifications n join notification_recipients r on r.notification_id = n.id
+    from notifications n join notification_recipient_states r on r.notification_id = n.id
     where n.id in ($ids) and r.status = 'accepted'" | while read -r p50 started; do
   printf 'transactional on an idle service (last 20 of the warm-up): created -> recorded accepted p50 %.0f ms (fan-out started after %.0f ms)\n' "$p50" "$started"
 done
@@ -249,16 +249,16 @@ stop_probes() { # the probes' ids (those answered with a 202) into probes.txt
 if [ "$CRASH" = crash ]; then
   # kill once about half the recipients are accepted
   half=$((DEVICES / 2))
-  while [ "$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")" -lt "$half" ]; do sleep 0.2; done
+  while [ "$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$BULK' and status = 'accepted'")" -lt "$half" ]; do sleep 0.2; done
   SK=$(cpu_ticks "$SERVICE_PID") # the killed process's CPU: the restarted one counts from zero
   kill -9 "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true
   stop_probes
   sleep 1
   read -r ak fk wk < <(counts)
   # claimed rows still sending, and recipients handed over without a row and not recorded yet
-  SENDING=$($PG -Atc "select (select count(*) from notification_recipients where notification_id = '$BULK' and status = 'sending')
+  SENDING=$($PG -Atc "select (select count(*) from notification_recipient_states where notification_id = '$BULK' and status = 'sending')
                             + (select coalesce(sum(handed - recorded), 0) from notification_handovers where notification_id = '$BULK')")
-  echo "killed (-9) with $($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'") accepted, $SENDING in flight (sending); the peers had received $(( ak + fk + wk - a0 - f0 - w0 ))"
+  echo "killed (-9) with $($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$BULK' and status = 'accepted'") accepted, $SENDING in flight (sending); the peers had received $(( ak + fk + wk - a0 - f0 - w0 ))"
   start_service "$PORT" "$DATA" "${SERVICE_ENV[@]}"
   echo "restarted"
 fi
@@ -278,11 +278,11 @@ VACUUMED=$(vacuums | join "$DATA/vacuums.before" - \
 
 echo
 $PG -At -F ' ' <<SQL | while read -r n secs first status; do
-with s as (select n.*, greatest(n.created_at, (select min(r.due_at) from notification_recipients r
+with s as (select n.*, greatest(n.created_at, (select min(r.due_at) from notification_recipient_states r
                                                     where r.notification_id = n.id)) as start
            from notifications n where id = '$BULK')
 select recipient_count, extract(epoch from finished_at - start),
-       (select extract(epoch from min(r.updated_at) - s.start) * 1000 from notification_recipients r
+       (select extract(epoch from min(r.updated_at) - s.start) * 1000 from notification_recipient_states r
         where r.notification_id = s.id and r.status = 'accepted'), status
 from s;
 SQL
@@ -290,11 +290,11 @@ SQL
   printf 'bulk: %s recipients, %s, %.2f s from %s to the last terminal recipient: %.0f recipients/s; first accepted push after %.0f ms\n' \
     "$n" "$status" "$secs" "$FROM" "$(echo "$n / $secs" | bc -l)" "$first"
 done
-$PG -At -F ' ' -c "select status, count(*) from notification_recipients where notification_id = '$BULK' group by status order by 1" \
+$PG -At -F ' ' -c "select status, count(*) from notification_recipient_states where notification_id = '$BULK' group by status order by 1" \
   | sed 's/^/  recipients /'
 echo "  the peers received $received pushes (APNs $((a1 - a0)), FCM $((f1 - f0)), Web Push $((w1 - w0)))"
 if [ "$CRASH" = crash ]; then
-  accepted=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK' and status = 'accepted'")
+  accepted=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$BULK' and status = 'accepted'")
   echo "  crash: $SENDING in flight at the kill; pushes received beyond one per accepted recipient: $((received - accepted - $(wc -l <"$DATA/probes.txt" 2>/dev/null || echo 0)))" \
        "(probes are counted out; at most the in-flight ones may get it twice)"
 fi
@@ -319,7 +319,7 @@ select count(*), percentile_cont(0.5) within group (order by ms), percentile_con
        percentile_cont(0.5) within group (order by started), percentile_cont(0.99) within group (order by started)
 from (select extract(epoch from r.updated_at - n.created_at) * 1000 as ms,
              extract(epoch from n.processing_at - n.created_at) * 1000 as started
-      from notifications n join notification_recipients r on r.notification_id = n.id
+      from notifications n join notification_recipient_states r on r.notification_id = n.id
       where n.id in ($ids) and r.status = 'accepted') t;
 SQL
     printf 'transactional during the fan-out: %s sends, created -> recorded accepted p50 %.0f ms, p99 %.0f ms, max %.0f ms (fan-out started after %.0f ms p50, %.0f ms p99)\n' \

@@ -152,7 +152,7 @@ with ev as (select device_id, min(received_at) as at from events
      p1 as (select token, min(to_timestamp(at_us / 1e6)) as at from pushes where title = 'step-1' group by token),
      p2 as (select token, min(to_timestamp(at_us / 1e6)) as at from pushes where title = 'step-2' group by token),
      timers as (select r.device_id, min(n.created_at) + interval '1 second' as at
-                from notifications n join notification_recipients r on r.notification_id = n.id
+                from notifications n join notification_recipient_states r on r.notification_id = n.id
                 where n.app_id = '$APP' and n.content ->> 'title' = 'step-1' group by r.device_id)
 select d.id as device_id, ev.at as event_at, p1.at as step1_at, p2.at as step2_at, timers.at as timer_at
 from devices d
@@ -183,7 +183,7 @@ $PG -At -F ' ' -c "select status, count(*) from journey_executions where journey
   | sed 's/^/  executions /'
 
 $PG -At -F ' ' -c "select n.content ->> 'title', r.status, count(*) from notifications n
-    join notification_recipients r on r.notification_id = n.id
+    join notification_recipient_states r on r.notification_id = n.id
     where n.app_id = '$APP' and n.content ->> 'title' in ('step-1', 'step-2') group by 1, 2 order by 1, 2" \
   | sed 's/^/  recipients of /'
 if [ "$CRASH" = crash ]; then

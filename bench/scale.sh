@@ -297,7 +297,7 @@ if part cancel; then
   # the peer's counts are 100 ms ticks, so "$after" also holds what it accepted in the answer's own tick before the
   # answer; its last accepted push's own time ("$last_at" ms after the answer, negative: before) is exact
   verdict "cancel: pushes the peer accepted after the answer" "<= $after (last ${last_at} ms after), $FLIGHT in flight" "none beyond those in flight" "$( { [ "$last_at" -le 0 ] || [ "$after" -le "$FLIGHT" ]; } && echo 1 || echo 0)"
-  info "  cancel: recipients by status 5 s after settling" "$(sleep 5; $PG -Atc "select string_agg(status || ' ' || c, ', ') from (select status, count(*) c from notification_recipients where notification_id = '$ID' group by 1 order by 1) s"); notification $($PG -Atc "select status from notifications where id = '$ID'")"
+  info "  cancel: recipients by status 5 s after settling" "$(sleep 5; $PG -Atc "select string_agg(status || ' ' || c, ', ') from (select status, count(*) c from notification_recipient_states where notification_id = '$ID' group by 1 order by 1) s"); notification $($PG -Atc "select status from notifications where id = '$ID'")"
 fi
 
 # ---------------------------------------------------------------- estimate
@@ -362,6 +362,12 @@ if part storage; then
   rows=$($PG -Atc "select count(*) from notification_recipients")
   bytes=$(size_of notification_recipients)
   info "storage: notification_recipients" "$rows rows, $(mib "$bytes"): $(awk -v b="$bytes" -v n="$rows" 'BEGIN { printf "%.0f", n ? b / n : 0 }') bytes per row with indexes"
+  # V58: handed recipients accepted at their first attempt are stored per batch, not per row
+  if [ "$($PG -Atc "select to_regclass('notification_recipient_batches') is not null")" = t ]; then
+    members=$($PG -Atc "select coalesce(sum(cardinality(device_ids)), 0) from notification_recipient_batches")
+    bbytes=$(size_of notification_recipient_batches)
+    info "storage: notification_recipient_batches" "$members recipients in $($PG -Atc "select count(*) from notification_recipient_batches") batches, $(mib "$bbytes"): $(awk -v b="$bbytes" -v n="$members" 'BEGIN { printf "%.0f", n ? b / n : 0 }') bytes per recipient with indexes"
+  fi
   $PG -Atc "select id from devices where app_id = '$APP' order by created_at limit 1000" >"$DATA/devices.txt"
   PUSH_KEY=$PUBLIC_KEY DEVICE_FILE="$DATA/devices.txt" wrk -t1 -c8 -d10s --timeout 10s -s "$ROOT/bench/events.lua" "$BASE" >"$DATA/events.out"
   sleep 2

@@ -333,15 +333,20 @@ class DeliveryRecipientRepository {
     }
 
     /**
-     * Records outcomes of handed recipients (listed by a handover, no row yet): inserts their rows with
-     * their outcome, attempts counted, notification, app, due time and expiry from their handover.
+     * Records outcomes of handed recipients (listed by a handover, no row yet). Those accepted at their
+     * first attempt (nearly all of a large send) are written per handover and platform as one
+     * {@code notification_recipient_batches} row (V58: their devices, users, external ids and provider
+     * message ids as arrays; its trigger counts them); every other outcome inserts the recipient's row
+     * with its outcome, attempts counted, notification, app, due time and expiry from their handover.
      * Counts them recorded on their handover and deletes a handover once all it lists are recorded. A
      * recipient whose handover is gone (its lease ended and a claim gave it a row; or every recipient it
-     * listed is recorded) is not inserted, and neither is one that has a row already: a handed outcome
-     * is its first attempt's, and a row means that attempt was recorded (this outcome recorded once
-     * before) or given to the claim. A retry of a notification that is no longer processing becomes
-     * cancelled. A row inserted {@code pending} (a retry or deferral) gets its {@code delivery_attempts}
-     * row from the same statement, as in {@link #record}.
+     * listed is recorded) is not written, and neither is one written already: a handed outcome is its
+     * first attempt's, and a row or batch means that attempt was recorded (this outcome recorded once
+     * before: the same batch has the same key) or given to the claim. The handovers are locked first, so
+     * a reclaim ({@link #reclaimHandovers}) either waits for this recording or has deleted them. A retry of
+     * a notification that is no longer processing becomes cancelled. A row inserted {@code pending} (a
+     * retry or deferral) gets its {@code delivery_attempts} row from the same statement, as in
+     * {@link #record}.
      *
      * @return the rows inserted that are not accepted (see {@link #record})
      */
@@ -358,6 +363,24 @@ class DeliveryRecipientRepository {
                                                  cast(:s as text[]), cast(:e as text[]), cast(:t as timestamptz[]),
                                                  cast(:p as text[]), cast(:o as text[]), cast(:hs as int[]))
                                 as v(h, d, pl, u, x, k, s, e, t, p, o, hs)),
+                        o as materialized (
+                            select o.* from notification_handovers o where o.id in (select v.h from v) for update),
+                        acc as (
+                            select v.h, v.pl, array_agg(v.d order by v.d) as ds,
+                                   case when bool_or(v.u is not null) then array_agg(v.u order by v.d) end as us,
+                                   case when bool_or(v.x is not null) then array_agg(v.x order by v.d) end as xs,
+                                   case when bool_or(v.p is not null) then array_agg(v.p order by v.d) end as ps
+                            from v where v.s = 'accepted' and v.k = 1
+                            group by v.h, v.pl),
+                        batches as (
+                            insert into notification_recipient_batches (notification_id, list_key, first_device, last_device,
+                                handover_id, app_id, platform, recorded_at, due_at, expires_at, device_ids, user_ids,
+                                external_user_ids, provider_message_ids)
+                            select o.notification_id, o.list_key, acc.ds[1], acc.ds[cardinality(acc.ds)], acc.h, o.app_id,
+                                   acc.pl, :now, o.created_at, o.expires_at, acc.ds, acc.us, acc.xs, acc.ps
+                            from acc join o on o.id = acc.h
+                            on conflict (notification_id, list_key, first_device) do nothing
+                            returning handover_id, cardinality(device_ids) as n),
                         ins as (
                             insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
                                 external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
@@ -368,7 +391,8 @@ class DeliveryRecipientRepository {
                                         then 'cancelled' else v.s end,
                                    v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
                                    case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
-                            from v join notification_handovers o on o.id = v.h
+                            from v join o on o.id = v.h
+                            where not (v.s = 'accepted' and v.k = 1)
                             on conflict (notification_id, device_id) do nothing
                             returning notification_id, device_id, app_id, status, attempts, last_error),
                         attempts as (
@@ -377,12 +401,15 @@ class DeliveryRecipientRepository {
                                    least(ins.attempts + case when v.o = 'deferred' then 1 else 0 end, 32767), v.o, ins.last_error, v.hs
                             from ins
                             join v on v.d = ins.device_id
-                            join notification_handovers o on o.id = v.h and o.notification_id = ins.notification_id
+                            join o on o.id = v.h and o.notification_id = ins.notification_id
                             where ins.status = 'pending' and v.o is not null and ins.last_error is not null),
-                        c as (select v.h, count(*) as n from ins
-                              join v on v.d = ins.device_id
-                              join notification_handovers o on o.id = v.h and o.notification_id = ins.notification_id
-                              group by v.h),
+                        c as (select h, sum(n) as n
+                              from (select v.h, 1 as n from ins
+                                    join v on v.d = ins.device_id
+                                    join o on o.id = v.h and o.notification_id = ins.notification_id
+                                    union all
+                                    select handover_id, n from batches) w
+                              group by h),
                         done as (delete from notification_handovers o using c
                                  where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
                         counted as (update notification_handovers o set recorded = o.recorded + c.n from c
@@ -408,25 +435,56 @@ class DeliveryRecipientRepository {
      * @return how many recipients it inserted
      */
     int reclaimHandovers(Priority lane, Instant now, int limit) {
+        List<Long> ids = lockExpiredHandovers("processing", lane, now, limit);
+        if (ids.isEmpty()) return 0;
         return jdbc.sql("""
-                        with expired as (
-                            delete from notification_handovers o
-                            where o.id in (select o2.id from notification_handovers o2
-                                           join notifications n on n.id = o2.notification_id
-                                           where o2.lease_until <= :now and n.status = 'processing' and n.priority = :lane
-                                           order by o2.lease_until limit :limit
-                                           for update of o2 skip locked)
-                            returning o.*)
+                        with expired as (delete from notification_handovers o where o.id = any(:ids) returning o.*)
                         insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
                             external_user_id, status, attempts, next_attempt_at, due_at, expires_at, render_values,
                             updated_at)
                         select o.notification_id, l.device_id, o.app_id, l.platform, l.user_id, l.external_user_id,
                                'pending', 1, :now, o.created_at, o.expires_at, o.render_values -> l.device_id::text, :now
                         from expired o
-                        cross join lateral unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
-                            as l(device_id, platform, user_id, external_user_id)
+                        cross join lateral (""" + UNRECORDED_ENTRIES + """
+                            ) l
                         on conflict (notification_id, device_id) do nothing""")
-                .param("now", ts(now)).param("lane", lane.value()).param("limit", limit).update();
+                .param("ids", ids.toArray(Long[]::new)).param("now", ts(now)).update();
+    }
+
+    /**
+     * The entries of handover {@code o} (its columns in scope) that no batch holds: {@code device_id},
+     * {@code platform}, {@code user_id}, {@code external_user_id}. The handover's batches' device ids are
+     * hashed once, then each entry probes them. An entry with a row is left to the caller's
+     * {@code ON CONFLICT}.
+     */
+    private static final String UNRECORDED_ENTRIES = """
+            select l.* from unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
+                as l(device_id, platform, user_id, external_user_id)
+            where l.device_id not in (select m.device_id from notification_recipient_batches b
+                                      cross join lateral unnest(b.device_ids) as m(device_id)
+                                      where b.notification_id = o.notification_id and b.handover_id = o.id)""";
+
+    /**
+     * Locks up to {@code limit} handovers whose lease ended, of notifications in {@code status} (of
+     * {@code lane} only, when given), {@code FOR UPDATE SKIP LOCKED}, and returns their ids. Its own
+     * statement, before the one that deletes them and writes their unrecorded entries: that one then reads
+     * with a snapshot taken after the locks, so it sees every batch a recording committed for them (a
+     * recording locks its handovers first, so none can commit one after this). In a single statement a
+     * batch committed between its snapshot and its lock would be invisible, and its devices given a row too.
+     */
+    private List<Long> lockExpiredHandovers(String status, Priority lane, Instant now, int limit) {
+        if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("handovers are locked and then written in one transaction");
+        }
+        return jdbc.sql("""
+                        select o.id from notification_handovers o
+                        join notifications n on n.id = o.notification_id
+                        where o.lease_until <= :now and n.status = :status
+                          and (cast(:lane as text) is null or n.priority = :lane)
+                        order by o.lease_until limit :limit
+                        for update of o skip locked""")
+                .param("now", ts(now)).param("status", status).param("lane", lane == null ? null : lane.value())
+                .param("limit", limit).query(Long.class).list();
     }
 
     /**
@@ -436,27 +494,22 @@ class DeliveryRecipientRepository {
      * @return the recipients it inserted
      */
     List<Stranded> cancelStrandedHandovers(Instant now, int limit) {
+        List<Long> ids = lockExpiredHandovers("cancelled", null, now, limit);
+        if (ids.isEmpty()) return List.of();
         return jdbc.sql("""
-                        with expired as (
-                            delete from notification_handovers o
-                            where o.id in (select o2.id from notification_handovers o2
-                                           join notifications n on n.id = o2.notification_id
-                                           where o2.lease_until <= :now and n.status = 'cancelled'
-                                           order by o2.lease_until limit :limit
-                                           for update of o2 skip locked)
-                            returning o.*)
+                        with expired as (delete from notification_handovers o where o.id = any(:ids) returning o.*)
                         insert into notification_recipients as r (notification_id, device_id, app_id, platform, user_id,
                             external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
                             updated_at)
                         select o.notification_id, l.device_id, o.app_id, l.platform, l.user_id, l.external_user_id,
                                'cancelled', 1, :reason, :now, o.created_at, o.expires_at, :now
                         from expired o
-                        cross join lateral unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
-                            as l(device_id, platform, user_id, external_user_id)
+                        cross join lateral (""" + UNRECORDED_ENTRIES + """
+                            ) l
                         on conflict (notification_id, device_id) do nothing
                         returning r.notification_id, r.device_id, r.app_id, r.platform,
                                   (select n.priority from notifications n where n.id = r.notification_id) as priority""")
-                .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.CANCELLED)
+                .param("ids", ids.toArray(Long[]::new)).param("now", ts(now)).param("reason", DeliveryReasons.CANCELLED)
                 .query((rs, n) -> new Stranded(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class),
                         rs.getObject("app_id", UUID.class), Platform.fromValue(rs.getString("platform")).orElseThrow(),
                         RecipientDelivery.lane(rs.getString("priority"))))

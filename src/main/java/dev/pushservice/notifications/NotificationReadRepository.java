@@ -81,63 +81,114 @@ class NotificationReadRepository {
                 .list();
     }
 
-    /** A recipient as the API shows it (never a token). */
+    /**
+     * A recipient as the API shows it (never a token); {@code listKey}: with the device id, its place in the
+     * list order (see {@link #recipients(String, UUID, UUID, int, long)}).
+     */
     record Recipient(UUID deviceId, String platform, String externalUserId, String status, int attempts,
-                     String lastError, Instant updatedAt, Instant dueAt, Instant expiresAt) {
+                     String lastError, Instant updatedAt, Instant dueAt, Instant expiresAt, UUID listKey) {
     }
 
-    /** A page of the notification's recipients by offset, in device order. */
+    /** A position in the recipient list: after the recipient with this list key and device id. */
+    record ListPosition(UUID listKey, UUID deviceId) {
+    }
+
+    /** A page of the notification's recipients by offset, in list order. */
     List<Recipient> recipients(UUID appId, UUID id, PageRequest page) {
-        return recipients("", appId, id, page.fetchSize(), page.offset()).query(this::recipient).list();
+        return recipients(null, appId, id, page.fetchSize(), page.offset()).query(this::recipient).list();
     }
 
     /**
-     * Up to {@code limit} recipients after the device {@code after}, in device order: a range of the
-     * recipients' primary key (and of the few handed over), whatever the depth.
+     * Up to {@code limit} recipients after {@code after}, in list order: ranges of the recipients' and the
+     * batches' primary keys (and of the few handed over), whatever the depth.
      */
-    List<Recipient> recipientsAfter(UUID appId, UUID id, UUID after, int limit) {
-        return recipients(" and %s > :after", appId, id, limit, 0).param("after", after).query(this::recipient).list();
+    List<Recipient> recipientsAfter(UUID appId, UUID id, ListPosition after, int limit) {
+        return recipients(after, appId, id, limit, 0).query(this::recipient).list();
     }
 
+    private static final UUID LAST_UUID = new UUID(-1L, -1L);
+
     /**
-     * What {@code notification_recipient_states} shows of one notification, in device order, {@code limit}
-     * after {@code offset}; {@code after} (a condition on {@code %s}, the device column) added to both
-     * branches. Each branch is ordered and cut by itself, then merged: the rows, a range of their primary
-     * key; and the recipients handed over without a row yet, as {@code sending}. The hand-over branch
-     * sorts its entries first and probes the recipients' key only until it has enough. Through the view,
-     * every entry in flight (thousands during a large send) was probed before the sort, at every read.
+     * What {@code notification_recipient_states} shows of one notification, in list order, {@code limit}
+     * after {@code offset}, after {@code after} when given. The order is (list key, device id): a row's
+     * list key is its device id; a handed recipient's, whether still listed by its handover or recorded
+     * in a batch (V58), is its handover's smallest device id, so it keeps its place when its outcome is
+     * recorded accepted (one that is not moves forward, to its row's place: a walk by cursor may see it
+     * twice, never miss it). Each branch is ordered and cut by itself, then merged:
+     * <ul>
+     * <li>the rows, a range of their primary key;
+     * <li>the batch members: the batches after the position are walked in key order (primary key) only
+     *     until they hold enough members, counting in the position's own group only the members after
+     *     it; every batch of the last group reached is read too (a group's members interleave across its
+     *     batches), then their members are sorted. A page reads a group or two, at any depth;
+     * <li>the recipients handed over and not recorded yet, as {@code sending}: each handover's entries less
+     *     those its batches hold (one hash per handover), sorted, probing the recipients' key only until
+     *     there are enough.
+     * </ul>
      */
-    private JdbcClient.StatementSpec recipients(String after, UUID appId, UUID id, int limit, long offset) {
-        return jdbc.sql("""
-                        select device_id, platform, external_user_id, status, attempts, last_error, updated_at, due_at, expires_at
-                        from ((select r.device_id, r.platform, r.external_user_id, r.status, r.attempts, r.last_error,
-                                      r.updated_at, r.due_at, r.expires_at
+    private JdbcClient.StatementSpec recipients(ListPosition after, UUID appId, UUID id, int limit, long offset) {
+        boolean cursor = after != null;
+        String rowsAfter = cursor ? " and r.device_id > :g" : "";
+        String batchesAfter = cursor ? " and (%1$s.list_key > :g or %1$s.list_key = :g and %1$s.last_device > :a)" : "";
+        String membersAfter = cursor
+                ? "case when b2.list_key = :g then (select count(*) from unnest(b2.device_ids) as x where x > :a)"
+                  + " else cardinality(b2.device_ids) end"
+                : "cardinality(b2.device_ids)";
+        String memberAfter = cursor ? " and (b.list_key, m.device_id) > (:g, :a)" : "";
+        String handedAfter = cursor ? " and o.list_key >= :g and (o.list_key, l.device_id) > (:g, :a)" : "";
+        var spec = jdbc.sql("""
+                        select list_key, device_id, platform, external_user_id, status, attempts, last_error, updated_at,
+                               due_at, expires_at
+                        from ((select r.device_id as list_key, r.device_id, r.platform, r.external_user_id, r.status,
+                                      r.attempts, r.last_error, r.updated_at, r.due_at, r.expires_at
                                from notification_recipients r
-                               where r.notification_id = :id and r.app_id = :app%s
+                               where r.notification_id = :id and r.app_id = :app%1$s
                                order by r.device_id limit :branch)
                               union all
-                              (select h.device_id, h.platform, h.external_user_id, 'sending', 1, cast(null as text),
-                                      h.created_at, h.created_at, h.expires_at
-                               from (select l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at
+                              (select b.list_key, m.device_id, b.platform, m.external_user_id, 'accepted', 1,
+                                      cast(null as text), b.recorded_at, b.due_at, b.expires_at
+                               from notification_recipient_batches b
+                               cross join lateral unnest(b.device_ids, b.external_user_ids) as m(device_id, external_user_id)
+                               where b.notification_id = :id and b.app_id = :app%2$s
+                                 and b.list_key <= coalesce(
+                                     (select w.list_key
+                                      from (select b2.list_key, sum(%3$s) over (order by b2.list_key, b2.first_device) as upto
+                                            from notification_recipient_batches b2
+                                            where b2.notification_id = :id%4$s) w
+                                      where w.upto >= :branch limit 1),
+                                     cast(:last as uuid))%5$s
+                               order by b.list_key, m.device_id limit :branch)
+                              union all
+                              (select h.list_key, h.device_id, h.platform, h.external_user_id, 'sending', 1,
+                                      cast(null as text), h.created_at, h.created_at, h.expires_at
+                               from (select o.list_key, l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at
                                      from notification_handovers o
-                                     cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids)
-                                         as l(device_id, platform, external_user_id)
-                                     where o.notification_id = :id and o.app_id = :app%s
-                                     order by l.device_id) h
+                                     cross join lateral (
+                                         select l.device_id, l.platform, l.external_user_id
+                                         from unnest(o.device_ids, o.platforms, o.external_user_ids)
+                                             as l(device_id, platform, external_user_id)
+                                         where l.device_id not in (
+                                             select m.device_id from notification_recipient_batches hb
+                                             cross join lateral unnest(hb.device_ids) as m(device_id)
+                                             where hb.notification_id = o.notification_id and hb.handover_id = o.id)) l
+                                     where o.notification_id = :id and o.app_id = :app%6$s
+                                     order by o.list_key, l.device_id) h
                                where not exists (select 1 from notification_recipients x
                                                  where x.notification_id = :id and x.device_id = h.device_id)
-                               order by h.device_id limit :branch)) s
-                        order by device_id limit :limit offset :offset"""
-                        .formatted(after.formatted("r.device_id"), after.formatted("l.device_id")))
+                               order by h.list_key, h.device_id limit :branch)) s
+                        order by list_key, device_id limit :limit offset :offset"""
+                        .formatted(rowsAfter, batchesAfter.formatted("b"), membersAfter, batchesAfter.formatted("b2"),
+                                memberAfter, handedAfter))
                 .param("id", id).param("app", appId).param("limit", limit).param("offset", offset)
-                .param("branch", offset + limit);
+                .param("branch", offset + limit).param("last", LAST_UUID);
+        return cursor ? spec.param("g", after.listKey()).param("a", after.deviceId()) : spec;
     }
 
     private Recipient recipient(java.sql.ResultSet rs, int n) throws java.sql.SQLException {
         return new Recipient(rs.getObject("device_id", UUID.class), rs.getString("platform"),
                 rs.getString("external_user_id"), rs.getString("status"), rs.getInt("attempts"),
                 rs.getString("last_error"), rs.getTimestamp("updated_at").toInstant(), instant(rs, "due_at"),
-                instant(rs, "expires_at"));
+                instant(rs, "expires_at"), rs.getObject("list_key", UUID.class));
     }
 
     // --- the audience, as creation and preview read it ----------------------------------------

@@ -173,7 +173,13 @@ class NotificationReportRepository {
                                count(distinct e.device_id) filter (where e.event_type in ('opened', 'clicked')) as engaged,
                                grouping(e.event_type) as total_row
                         from events e
-                        left join notification_recipients r on r.notification_id = e.notification_id and r.device_id = e.device_id
+                        left join lateral (
+                            select r.platform from notification_recipients r
+                            where r.notification_id = e.notification_id and r.device_id = e.device_id
+                            union all
+                            select b.platform from notification_recipient_batches b
+                            where b.notification_id = e.notification_id and b.device_ids @> array[e.device_id]
+                            limit 1) r on true
                         where e.app_id = :app and e.notification_id = :id and e.event_type in (:types)
                         group by grouping sets ((coalesce(r.platform, 'unknown'), e.event_type), (coalesce(r.platform, 'unknown')))""")
                 .param("app", appId).param("id", id).param("types", ENGAGEMENT)
@@ -198,18 +204,49 @@ class NotificationReportRepository {
     }
 
     /**
-     * The recipient row of {@code deviceId}, or the rows of the devices the user with
-     * {@code externalUserId} has now (a device that changed hands since is found by its id). Keyed
-     * reads of the primary key (notification, device); at most {@link #RECIPIENT_LIMIT}.
+     * The recipient of {@code deviceId}, or those of the devices the user with {@code externalUserId} has
+     * now (a device that changed hands since is found by its id), at most {@link #RECIPIENT_LIMIT}: what
+     * {@code notification_recipient_states} shows of them, read by key. Rows by the primary key
+     * (notification, device); batch members through the batches' GIN index on their device ids (V58: a
+     * 10,000,000-recipient send has ~27,000 batches, which the view would all unnest); entries of the
+     * notification's few handovers that no batch or row holds, as {@code sending}.
      */
     List<NotificationPages.RecipientState> recipients(UUID appId, UUID id, UUID deviceId, String externalUserId) {
-        String devices = deviceId != null ? "select cast(:device as uuid)"
+        String devices = deviceId != null ? "select cast(:device as uuid) as id"
                 : "select d.id from devices d join users u on u.id = d.user_id"
                 + " where u.app_id = :app and u.external_user_id = :user and d.app_id = :app";
-        String sql = "select device_id, platform, external_user_id, status, attempts, last_error, provider_message_id, due_at,"
-                + " updated_at, expires_at from notification_recipient_states"
-                + " where app_id = :app and notification_id = :id and device_id in (" + devices + ")"
-                + " order by device_id limit " + RECIPIENT_LIMIT;
+        String sql = """
+                with d as materialized (%s limit %d)
+                select device_id, platform, external_user_id, status, attempts, last_error, provider_message_id, due_at,
+                       updated_at, expires_at
+                from (select r.device_id, r.platform, r.external_user_id, r.status, r.attempts, r.last_error,
+                             r.provider_message_id, r.due_at, r.updated_at, r.expires_at
+                      from notification_recipients r
+                      where r.app_id = :app and r.notification_id = :id and r.device_id in (select id from d)
+                      union all
+                      select m.device_id, b.platform, m.external_user_id, 'accepted', 1, null, m.provider_message_id,
+                             b.due_at, b.recorded_at, b.expires_at
+                      from notification_recipient_batches b
+                      cross join lateral unnest(b.device_ids, b.external_user_ids, b.provider_message_ids)
+                          as m(device_id, external_user_id, provider_message_id)
+                      where b.app_id = :app and b.notification_id = :id
+                        and b.device_ids && (select coalesce(array_agg(id), '{}') from d)
+                        and m.device_id in (select id from d)
+                      union all
+                      select l.device_id, l.platform, l.external_user_id, 'sending', 1, null, null,
+                             o.created_at, o.created_at, o.expires_at
+                      from notification_handovers o
+                      cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids)
+                          as l(device_id, platform, external_user_id)
+                      where o.app_id = :app and o.notification_id = :id
+                        and o.device_ids && (select coalesce(array_agg(id), '{}') from d)
+                        and l.device_id in (select id from d)
+                        and not exists (select 1 from notification_recipient_batches hb
+                                        where hb.notification_id = o.notification_id and hb.handover_id = o.id
+                                          and l.device_id = any(hb.device_ids))
+                        and not exists (select 1 from notification_recipients x
+                                        where x.notification_id = o.notification_id and x.device_id = l.device_id)) s
+                order by device_id limit %d""".formatted(devices, RECIPIENT_LIMIT, RECIPIENT_LIMIT);
         var statement = jdbc.sql(sql).param("app", appId).param("id", id);
         statement = deviceId != null ? statement.param("device", deviceId) : statement.param("user", externalUserId);
         return statement.query(this::state).list();

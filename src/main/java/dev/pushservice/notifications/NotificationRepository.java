@@ -218,6 +218,8 @@ class NotificationRepository {
                         update notifications set updated_at = :now,
                                recipient_count = coalesce(materialized_count,
                                    (select count(*) from notification_recipients where notification_id = :id)
+                                   + (select coalesce(sum(cardinality(b.device_ids)), 0) from notification_recipient_batches b
+                                      where b.notification_id = :id)
                                    + (select coalesce(sum(o.handed - o.recorded), 0) from notification_handovers o
                                       where o.notification_id = :id))
                         where app_id = :app and id = :id and recipient_count is null

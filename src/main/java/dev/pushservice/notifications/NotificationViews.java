@@ -67,7 +67,7 @@ public class NotificationViews {
      *         or a page deeper than offset paging reads
      */
     RecipientPage recipients(UUID appId, UUID id, PageRequest page, String cursor) {
-        UUID after = null;
+        NotificationReadRepository.ListPosition after = null;
         if (cursor != null) {
             after = RecipientPage.after(cursor);
             if (after == null) throw InvalidInput.of("cursor", "must be a next_cursor of this list, unchanged");
@@ -86,7 +86,7 @@ public class NotificationViews {
                 .map(r -> new NotificationView.RecipientView(r.deviceId(), r.platform(), r.externalUserId(), r.status(),
                         r.attempts(), r.lastError(), r.updatedAt(), r.dueAt(), r.expiresAt()))
                 .toList();
-        String next = more ? RecipientPage.cursor(rows.getLast().deviceId()) : null;
+        String next = more ? RecipientPage.cursor(rows.getLast()) : null;
         return new RecipientPage(data, new RecipientPage.Pagination(page.page(), page.limit(), more, next));
     }
 

@@ -92,7 +92,7 @@ class DashboardAttemptsTests extends DashboardTest {
     /** The recipient's stored state: status, attempts, last error. */
     private String state(String notification, String device) {
         return jdbc.sql("""
-                        select status || ' ' || attempts || ' ' || coalesce(last_error, '-') from notification_recipients
+                        select status || ' ' || attempts || ' ' || coalesce(last_error, '-') from notification_recipient_states
                         where notification_id = cast(:n as uuid) and device_id = cast(:d as uuid)""")
                 .param("n", notification).param("d", device).query(String.class).optional().orElse("none");
     }

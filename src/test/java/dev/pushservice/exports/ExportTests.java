@@ -242,9 +242,9 @@ class ExportTests extends ApiTest {
         // until its outcome is recorded; the row is written here as such a page writes it
         Device handed = register(app, "android", ",\"external_user_id\":\"hal\"");
         jdbc.sql("""
-                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
                                                             device_ids, platforms, user_ids, external_user_ids)
-                        values (cast(:n as uuid), :app, now() + interval '1 minute', now(), 1,
+                        values (cast(:n as uuid), :app, now() + interval '1 minute', now(), 1, cast(:d as uuid),
                                 array[cast(:d as uuid)], array['android'], array[cast(null as uuid)], array['hal'])""")
                 .param("n", id).param("app", app.appId()).param("d", handed.id()).update();
         try {

@@ -343,7 +343,7 @@ class DeliveryTests extends PeerApiTest {
         // fan-out hands pages over as the lane has room, twice its budget): the fan-out waits for room,
         // and the cancel comes while 400 recipients are in flight and 400 wait for the lane
         await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> FCM.received().size() - before >= 400
-                && jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)")
+                && jdbc.sql("select count(*) from notification_recipient_states where notification_id = cast(:id as uuid)")
                         .param("id", id).query(Long.class).single() >= 800);
 
         TestApi.Response cancel = api.post("/v1/notifications/" + id + "/cancel", app.serverKey(), "");
@@ -360,7 +360,7 @@ class DeliveryTests extends PeerApiTest {
         long delivered = FCM.received().stream().filter(r -> ours.contains(r.message().path("token").asString())).count();
         assertThat(byStatus.keySet()).containsOnly("accepted", "cancelled");
         assertThat(byStatus.get("accepted")).as("exactly what was handed over before the cancel is accepted (rows: %s)",
-                jdbc.sql("select status || '/' || coalesce(last_error, '-') || '/' || attempts || ': ' || count(*) from notification_recipients"
+                jdbc.sql("select status || '/' || coalesce(last_error, '-') || '/' || attempts || ': ' || count(*) from notification_recipient_states"
                                 + " where notification_id = cast(:id as uuid) group by status, last_error, attempts")
                         .param("id", id).query(String.class).list()).isEqualTo(delivered);
         long recipients = byStatus.values().stream().mapToLong(Long::longValue).sum();
@@ -411,6 +411,149 @@ class DeliveryTests extends PeerApiTest {
         assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED.get(t)).hasSize(1));
     }
 
+    @Autowired
+    DeliveryRecipientRepository recipientRepository;
+
+    @Autowired
+    NotificationReportRepository reports;
+
+    /**
+     * V58: a large send's handed recipients accepted at their first attempt are stored per recording batch,
+     * not per recipient, and every read still shows each of them: the counts, the list by cursor and by
+     * page (the same order, each once), a lookup by device with its provider message id, the view exports
+     * read.
+     */
+    @Test
+    void aHandedSendIsStoredPerBatchAndEveryRecipientIsStillReadable() throws Exception {
+        TestApp app = newApp();
+        credentials(app);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < 1_000; i++) tokens.add(TestTokens.apns());
+        registerMany(app, "ios", tokens, "{}");
+
+        String id = send(app, "{\"title\":\"sale\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}");
+        JsonNode summary = finished(app, id);
+        assertThat(summary.path("status").asString()).isEqualTo("completed");
+        UUID n = UUID.fromString(id);
+
+        assertThat(jdbc.sql("select count(*) from notification_recipients where notification_id = :n").param("n", n)
+                .query(Long.class).single()).as("no row per accepted handed recipient").isZero();
+        Map<String, Object> batches = jdbc.sql("""
+                        select count(*) as batches, sum(cardinality(device_ids)) as members,
+                               count(distinct (list_key, first_device)) as keys,
+                               bool_and(provider_message_ids is not null and user_ids is not null
+                                        and external_user_ids is null) as columns
+                        from notification_recipient_batches where notification_id = :n""")
+                .param("n", n).query().singleRow();
+        assertThat(((Number) batches.get("members")).longValue()).isEqualTo(1_000);
+        // one row per recording batch and handover: here answers come back a few at a time (a large send's
+        // batches hold hundreds), so fewer rows than recipients, some with several
+        assertThat(((Number) batches.get("batches")).longValue()).as("rows").isLessThan(1_000);
+        assertThat(jdbc.sql("select max(cardinality(device_ids)) from notification_recipient_batches where notification_id = :n")
+                .param("n", n).query(Integer.class).single()).isGreaterThan(1);
+        assertThat(batches.get("keys")).isEqualTo(batches.get("batches"));
+        assertThat(batches.get("columns")).as("a column with no value in it is stored null").isEqualTo(true);
+        assertThat(summary.path("counts").path("accepted").asLong()).isEqualTo(1_000);
+        assertThat(summary.path("counts").path("sending").asLong()).isZero();
+        assertThat(summary.path("platforms").path("ios").path("accepted").asLong()).isEqualTo(1_000);
+        assertThat(jdbc.sql("select count from delivery_daily_counts where app_id = :app and outcome = 'accepted'")
+                .param("app", app.appId()).query(Long.class).single()).isEqualTo(1_000);
+
+        // the list: by offset and by cursor (pages that end inside batches and groups), the same order, each once
+        List<String> listed = allRecipients(app, id).stream().map(r -> r.path("device_id").asString()).toList();
+        List<String> walked = new ArrayList<>();
+        String cursor = null;
+        do {
+            TestApi.Response r = api.get("/v1/notifications/" + id + "/recipients?limit=37"
+                    + (cursor == null ? "" : "&cursor=" + cursor), app.serverKey());
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            r.json().path("data").forEach(x -> {
+                walked.add(x.path("device_id").asString());
+                assertThat(x.path("status").asString()).isEqualTo("accepted");
+                assertThat(x.path("attempts").asInt()).isEqualTo(1);
+            });
+            JsonNode pagination = r.json().path("pagination");
+            cursor = pagination.path("has_more").asBoolean() ? pagination.path("next_cursor").asString() : null;
+        } while (cursor != null);
+        assertThat(walked).hasSize(1_000).doesNotHaveDuplicates().containsExactlyElementsOf(listed);
+        List<String> order = jdbc.sql("""
+                        select m.device_id from notification_recipient_batches b
+                        cross join lateral unnest(b.device_ids) as m(device_id)
+                        where b.notification_id = :n order by b.list_key, m.device_id""")
+                .param("n", n).query(String.class).list();
+        assertThat(walked).as("by (list key, device id)").containsExactlyElementsOf(order);
+
+        // one recipient by device: through the batches' index, with what the provider answered
+        UUID member = UUID.fromString(walked.get(613));
+        assertThat(reports.recipients(app.appId(), n, member, null)).singleElement().satisfies(r -> {
+            assertThat(r.deviceId()).isEqualTo(member);
+            assertThat(r.status()).isEqualTo("accepted");
+            assertThat(r.providerMessageId()).isNotBlank();
+            assertThat(r.platform()).isEqualTo("ios");
+        });
+        assertThat(jdbc.sql("select count(*) from notification_recipient_states where notification_id = :n and status = 'accepted'")
+                .param("n", n).query(Long.class).single()).as("what exports read").isEqualTo(1_000);
+    }
+
+    /**
+     * The reclaim of a handover whose lease ended gives rows to the recipients it lists that are not
+     * recorded yet, and none to those already in a batch of it (they were sent and accepted); the sweep of
+     * a cancelled notification's handovers does the same. Both lock first and write in a second statement.
+     */
+    @Test
+    void anExpiredHandoverGivesRowsOnlyToTheRecipientsNoBatchHolds() throws Exception {
+        TestApp app = newApp();
+        UUID processing = UUID.fromString(send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}"));
+        UUID cancelled = UUID.fromString(send(app, "{\"title\":\"a\",\"body\":\"b\",\"target\":{\"type\":\"all\"},\"priority\":\"bulk\"}"));
+        finished(app, processing.toString());
+        finished(app, cancelled.toString());
+        // no devices: both finished at once; made to look like sends whose instance stopped mid-way
+        jdbc.sql("update notifications set status = case when id = :p then 'processing' else 'cancelled' end, summary = null"
+                        + " where id in (:p, :c)").param("p", processing).param("c", cancelled).update();
+        for (UUID notification : List.of(processing, cancelled)) {
+            UUID sent = UUID.randomUUID();
+            UUID unsent = UUID.randomUUID();
+            UUID alsoUnsent = UUID.randomUUID();
+            long handover = jdbc.sql("""
+                            insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
+                                                                device_ids, platforms, user_ids, external_user_ids)
+                            values (:n, :app, now() + interval '1 minute', now(), 3, least(cast(:a as uuid), cast(:b as uuid), cast(:c as uuid)),
+                                    array[cast(:a as uuid), cast(:b as uuid), cast(:c as uuid)], array['ios', 'ios', 'ios'],
+                                    array[cast(null as uuid), null, null], array['sam', cast(null as text), null])
+                            returning id""")
+                    .param("n", notification).param("app", app.appId()).param("a", sent).param("b", unsent)
+                    .param("c", alsoUnsent).query(Long.class).single();
+            store.record(List.of(new DeliveryStore.Accepted(new DeliveryStore.Claimed(notification, app.appId(), sent,
+                    Platform.IOS, "00ff", 1, new dev.pushservice.templates.Renderer.Values("sam", null, null, null), null, null,
+                    List.of(), new DeliveryStore.Handed(handover, null)), "apns-1")), clock.instant());
+            assertThat(jdbc.sql("select recorded from notification_handovers where id = :id").param("id", handover)
+                    .query(Integer.class).single()).isEqualTo(1);
+            jdbc.sql("update notification_handovers set lease_until = now() - interval '1 second' where id = :id")
+                    .param("id", handover).update();
+
+            Instant now = Instant.now();
+            if (notification.equals(processing)) {
+                assertThat(recipientRepository.inTransaction(() -> recipientRepository.reclaimHandovers(Priority.BULK, now, 20)))
+                        .as("rows for the two unrecorded recipients").isEqualTo(2);
+            } else {
+                assertThat(recipientRepository.inTransaction(() -> recipientRepository.cancelStrandedHandovers(now, 20)))
+                        .extracting(DeliveryRecipientRepository.Stranded::deviceId).containsExactlyInAnyOrder(unsent, alsoUnsent);
+            }
+            String unrecorded = notification.equals(processing) ? "pending" : "cancelled";
+            Map<String, String> states = new HashMap<>();
+            jdbc.sql("select device_id, status, external_user_id from notification_recipient_states where notification_id = :n")
+                    .param("n", notification)
+                    .query(rs -> {
+                        states.put(rs.getString("device_id"), rs.getString("status") + "/" + rs.getString("external_user_id"));
+                    });
+            assertThat(states).as("each recipient once: the batch member accepted, the others with rows")
+                    .containsOnly(Map.entry(sent.toString(), "accepted/sam"), Map.entry(unsent.toString(), unrecorded + "/null"),
+                            Map.entry(alsoUnsent.toString(), unrecorded + "/null"));
+            assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)
+                    .query(Long.class).single()).isZero();
+        }
+    }
+
     @Test
     void aHandedOutcomeRecordedTwiceCountsOnceOnItsHandover() {
         // two recipients listed by one handover; the first one's outcome is recorded twice, as a lane
@@ -420,9 +563,10 @@ class DeliveryTests extends PeerApiTest {
         UUID first = UUID.randomUUID();
         UUID second = UUID.randomUUID();
         long handover = jdbc.sql("""
-                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
                                                             device_ids, platforms, user_ids, external_user_ids)
-                        values (:n, :app, now() + interval '1 minute', now(), 2, array[cast(:a as uuid), cast(:b as uuid)],
+                        values (:n, :app, now() + interval '1 minute', now(), 2, least(cast(:a as uuid), cast(:b as uuid)),
+                                array[cast(:a as uuid), cast(:b as uuid)],
                                 array['ios', 'ios'], array[cast(null as uuid), null], array['ann', cast(null as text)])
                         returning id""")
                 .param("n", notification).param("app", app).param("a", first).param("b", second).query(Long.class).single();
@@ -440,7 +584,12 @@ class DeliveryTests extends PeerApiTest {
         assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)
                 .query(Long.class).single()).as("every recipient it lists is recorded").isZero();
         Map<String, String> rows = new java.util.HashMap<>();
-        jdbc.sql("select device_id, status, external_user_id, provider_message_id from notification_recipients"
+        // accepted at their first attempt, they are members of the handover's batches (V58), no rows
+        assertThat(jdbc.sql("select count(*) from notification_recipients where notification_id = :n").param("n", notification)
+                .query(Long.class).single()).isZero();
+        assertThat(jdbc.sql("select sum(cardinality(device_ids)) from notification_recipient_batches where notification_id = :n")
+                .param("n", notification).query(Long.class).single()).isEqualTo(2);
+        jdbc.sql("select device_id, status, external_user_id, provider_message_id from notification_recipient_states"
                         + " where notification_id = :n").param("n", notification)
                 .query(rs -> {
                     rows.put(rs.getString("device_id"), rs.getString("status") + "/" + rs.getString("external_user_id")
@@ -448,6 +597,8 @@ class DeliveryTests extends PeerApiTest {
                 });
         assertThat(rows).containsOnly(Map.entry(first.toString(), "accepted/ann/apns-" + first),
                 Map.entry(second.toString(), "accepted/null/apns-" + second));
+        assertThat(jdbc.sql("select sum(count) from notification_counts where notification_id = :n and status = 'accepted'")
+                .param("n", notification).query(Long.class).single()).as("counted once each").isEqualTo(2);
     }
 
     private double handedOver(Priority lane, Platform platform) {
@@ -1090,9 +1241,10 @@ class DeliveryTests extends PeerApiTest {
         UUID retried = UUID.randomUUID();
         UUID later = UUID.randomUUID();
         long handover = jdbc.sql("""
-                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed,
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
                                                             device_ids, platforms, user_ids, external_user_ids)
                         values (:n, :app, now() + interval '1 minute', now(), 3,
+                                least(cast(:r as uuid), cast(:d as uuid), cast(:l as uuid)),
                                 array[cast(:r as uuid), cast(:d as uuid), cast(:l as uuid)], array['android', 'android', 'android'],
                                 array[cast(null as uuid), null, null], array[cast(null as text), null, null])
                         returning id""")
@@ -1112,12 +1264,12 @@ class DeliveryTests extends PeerApiTest {
             drop.run();
         }
         Map<String, String> rows = new HashMap<>();
-        jdbc.sql("select device_id, status, attempts from notification_recipients where notification_id = :n")
+        jdbc.sql("select device_id, status, attempts from notification_recipient_states where notification_id = :n")
                 .param("n", notification)
                 .query(rs -> {
                     rows.put(rs.getString("device_id"), rs.getString("status") + "/" + rs.getInt("attempts"));
                 });
-        assertThat(rows).as("every recipient the handover listed has its row, with its outcome, once").containsOnly(
+        assertThat(rows).as("every recipient the handover listed has its row or batch entry, with its outcome, once").containsOnly(
                 Map.entry(retried.toString(), "pending/1"), Map.entry(dead.toString(), "invalid_token/1"),
                 Map.entry(later.toString(), "accepted/1"));
         assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)

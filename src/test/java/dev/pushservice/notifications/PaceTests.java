@@ -139,6 +139,13 @@ class PaceTests extends PeerApiTest {
         jdbc.sql("create trigger " + trigger + " before insert or update on notification_recipients for each row"
                 + " when (new.app_id = '" + app.appId() + "'::uuid and new.status = 'accepted')"
                 + " execute function pace_tests_slow_record()").update();
+        // handed recipients accepted at their first attempt are written per batch (V58): 20 ms per member there
+        jdbc.sql("""
+                create or replace function pace_tests_slow_batch() returns trigger language plpgsql as $$
+                begin perform pg_sleep(0.02 * cardinality(new.device_ids)); return new; end $$""").update();
+        jdbc.sql("create trigger " + trigger + " before insert on notification_recipient_batches for each row"
+                + " when (new.app_id = '" + app.appId() + "'::uuid)"
+                + " execute function pace_tests_slow_batch()").update();
         try {
             String id = send(app, "{\"title\":\"a\",\"body\":\"b\",\"priority\":\"high\",\"target\":{\"type\":\"all\"}}");
             long mostAhead = 0;
@@ -157,6 +164,7 @@ class PaceTests extends PeerApiTest {
             assertThat(tokens).allSatisfy(t -> assertThat(APNS_RECEIVED.get(t)).as("sent once").hasSize(1));
         } finally {
             jdbc.sql("drop trigger " + trigger + " on notification_recipients").update();
+            jdbc.sql("drop trigger " + trigger + " on notification_recipient_batches").update();
         }
     }
 
@@ -192,7 +200,7 @@ class PaceTests extends PeerApiTest {
                             .query(String.class).single()));
             Map<String, Object> counts = own.sql("""
                             select count(*) filter (where status = 'accepted') as accepted, count(*) as total
-                            from notification_recipients where notification_id = :id""")
+                            from notification_recipient_states where notification_id = :id""")
                     .param("id", UUID.fromString(id)).query().singleRow();
             assertThat(counts).containsEntry("accepted", 20L).containsEntry("total", 20L);
         } finally {
@@ -202,7 +210,7 @@ class PaceTests extends PeerApiTest {
     }
 
     private long accepted(String notificationId, String platform) {
-        return jdbc.sql("select count(*) from notification_recipients where notification_id = :id and platform = :p"
+        return jdbc.sql("select count(*) from notification_recipient_states where notification_id = :id and platform = :p"
                         + " and status = 'accepted'")
                 .param("id", UUID.fromString(notificationId)).param("p", platform).query(Long.class).single();
     }

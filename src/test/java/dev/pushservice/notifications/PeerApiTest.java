@@ -149,7 +149,7 @@ public abstract class PeerApiTest extends ApiTest {
                                  union all
                                  select 'accepted', r.notification_id, null, null,
                                         floor(extract(epoch from r.updated_at))::bigint::text, count(*)
-                                 from notification_recipients r join ns on ns.id = r.notification_id
+                                 from notification_recipient_states r join ns on ns.id = r.notification_id
                                  where r.status = 'accepted'
                                  group by 1, 2, 3, 4, 5
                                  union all

@@ -206,7 +206,11 @@ class ProviderOutageTests extends ApiTest {
         Map<UUID, String> states = new java.util.HashMap<>();
         jdbc.sql("""
                         select device_id, concat_ws('|', status, attempts, next_attempt_at, updated_at, last_error)
-                        from notification_recipients where notification_id = :n""")
+                        from notification_recipients where notification_id = :n
+                        union all -- accepted at their first attempt after a hand-over: batch members (V58)
+                        select m.device_id, concat_ws('|', 'accepted', 1, b.recorded_at, b.recorded_at, null)
+                        from notification_recipient_batches b cross join lateral unnest(b.device_ids) as m(device_id)
+                        where b.notification_id = :n""")
                 .param("n", UUID.fromString(notificationId))
                 .query((java.sql.ResultSet rs) -> {
                     states.put(rs.getObject(1, UUID.class), rs.getString(2));
@@ -357,7 +361,7 @@ class ProviderOutageTests extends ApiTest {
                 + "\"target\":{\"type\":\"user\",\"external_user_id\":\"batch-user\"}}");
         assertThat(finished(app, batch, Duration.ofSeconds(30)).path("status").asString()).isEqualTo("completed");
         List<Instant> accepted = jdbc.sql("""
-                        select updated_at from notification_recipients where notification_id = :n and status = 'accepted'
+                        select updated_at from notification_recipient_states where notification_id = :n and status = 'accepted'
                         order by updated_at""")
                 .param("n", UUID.fromString(batch)).query((rs, n) -> rs.getObject(1, OffsetDateTime.class).toInstant()).list();
         assertThat(accepted).hasSize(12);

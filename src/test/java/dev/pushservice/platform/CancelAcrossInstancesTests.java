@@ -97,7 +97,7 @@ class CancelAcrossInstancesTests {
                                     + " + (select count(*) from notification_handovers where notification_id = cast(:id as uuid))")
                     .param("id", id).query(Long.class).single() == 0);
             Map<String, Long> byStatus = jdbc.sql("""
-                            select status, count(*) as n from notification_recipients
+                            select status, count(*) as n from notification_recipient_states
                             where notification_id = cast(:id as uuid) group by status""")
                     .param("id", id).query((rs, n) -> Map.entry(rs.getString("status"), rs.getLong("n"))).list()
                     .stream().collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));

@@ -136,7 +136,7 @@ class SpreadAcrossWorkersTests {
 
     private static Map<String, Long> statuses(JdbcClient jdbc, String id) {
         Map<String, Long> byStatus = new java.util.HashMap<>();
-        jdbc.sql("select status, count(*) as n from notification_recipients where notification_id = cast(:id as uuid)"
+        jdbc.sql("select status, count(*) as n from notification_recipient_states where notification_id = cast(:id as uuid)"
                         + " group by status").param("id", id)
                 .query(rs -> {
                     byStatus.put(rs.getString("status"), rs.getLong("n"));

@@ -106,6 +106,10 @@ class StoragePartitionsTests {
             assertThat(jdbc.sql("select distinct tableoid::regclass::text from notification_recipients where notification_id = cast(:id as uuid)")
                     .param("id", id).query(String.class).list())
                     .containsExactly("notification_recipients_p" + DAY.format(Uuid7.time(UUID.fromString(id))));
+            // the accepted ones (handed to the lane, accepted at their first attempt) are stored per batch (V58)
+            assertThat(jdbc.sql("select distinct tableoid::regclass::text from notification_recipient_batches where notification_id = cast(:id as uuid)")
+                    .param("id", id).query(String.class).list())
+                    .containsExactly("notification_recipient_batches_p" + DAY.format(Uuid7.time(UUID.fromString(id))));
             TestApi.Response before = app.api.get("/v1/notifications/" + id, key);
             assertThat(before.status()).isEqualTo(200);
             assertThat(before.json().path("accepted_count").asLong()).isEqualTo(20);
@@ -134,13 +138,15 @@ class StoragePartitionsTests {
             // (the partitions of rows from before the conversion go: nothing from before it is unfinished)
             assertThat(held.dropped()).contains("notification_recipients_legacy", "notification_recipients_legacy_high",
                     "lifecycle_events_legacy", "lifecycle_events_p" + DAY.format(now));
-            assertThat(held.dropped()).noneMatch(p -> p.startsWith("notification_recipients_p"));
+            assertThat(held.dropped()).noneMatch(p -> p.startsWith("notification_recipients_p")
+                    || p.startsWith("notification_recipient_batches_p"));
             assertThat(countOf(jdbc, id)).isEqualTo(30);
 
             // once it has its summary, the day's partition goes, whole
             jdbc.sql("update notifications set status = 'failed', summary = '[]' where id = :id").param("id", unfinished).update();
             PartitionMaintenance.Result result = maintenance.run(now.plus(40, ChronoUnit.DAYS));
-            assertThat(result.dropped()).contains("notification_recipients_p" + DAY.format(now));
+            assertThat(result.dropped()).contains("notification_recipients_p" + DAY.format(now),
+                    "notification_recipient_batches_p" + DAY.format(now));
             assertThat(result.dropped()).noneMatch(p -> p.equals("notification_recipients_p" + DAY.format(now.plus(15, ChronoUnit.DAYS))));
             assertThat(partitionOf(jdbc, "notification_recipients_p" + DAY.format(now))).isNull();
             assertThat(countOf(jdbc, id)).isZero();
@@ -175,8 +181,9 @@ class StoragePartitionsTests {
                 .param("n", notification).query(String.class).single();
     }
 
+    /** The notification's recipients: its rows and its batches' members (V58). */
     private static long countOf(JdbcClient jdbc, String notification) {
-        return jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:n as uuid)")
+        return jdbc.sql("select count(*) from notification_recipient_states where notification_id = cast(:n as uuid)")
                 .param("n", notification).query(Long.class).single();
     }
 }

@@ -44,6 +44,10 @@ public class PartitionMaintenance {
 
     private static final Logger log = LoggerFactory.getLogger(PartitionMaintenance.class);
 
+    /** The tables of a notification's recipients (rows, and the accepted ones per batch: V58), kept while it runs. */
+    private static final java.util.Set<String> HOLDS_RECIPIENTS =
+            java.util.Set.of("notification_recipients", "notification_recipient_batches");
+
     /** What one run did. */
     public record Result(int created, List<String> dropped) {
     }
@@ -71,7 +75,7 @@ public class PartitionMaintenance {
             Duration keep = retention.of(table);
             if (keep == null) continue;
             for (PartitionRepository.Partition p : partitions.expired(table, now.minus(keep))) {
-                if ("notification_recipients".equals(table) && partitions.unfinishedNotificationBefore(p.dataUntil())) {
+                if (HOLDS_RECIPIENTS.contains(table) && partitions.unfinishedNotificationBefore(p.dataUntil())) {
                     log.warn("Partition {} is past retention but a notification from before {} has no summary yet;"
                             + " kept until it finishes", p.name(), p.dataUntil());
                     break;

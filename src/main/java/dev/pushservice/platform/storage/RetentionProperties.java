@@ -10,7 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *
  * @param recipients {@code notification_recipients} ({@code PUSH_RETENTION_RECIPIENTS}, 30 days): by
  *                   the notification's audience time; a notification's counts stay in its summary; also
- *                   {@code delivery_attempts}, the recipients' retried attempts (V52)
+ *                   {@code delivery_attempts}, the recipients' retried attempts (V52), and
+ *                   {@code notification_recipient_batches}, the handed recipients recorded accepted (V58)
  * @param lifecycleEvents {@code lifecycle_events}, the webhook and journey outbox
  *                        ({@code PUSH_RETENTION_LIFECYCLE_EVENTS}, 30 days)
  * @param events {@code events}, engagement events ({@code PUSH_RETENTION_EVENTS}, 396 days: 13 months);
@@ -51,7 +52,7 @@ public record RetentionProperties(Duration recipients, Duration lifecycleEvents,
     /** The retention of a partitioned table, or null to keep its rows. */
     Duration of(String table) {
         Duration d = switch (table) {
-            case "notification_recipients", "delivery_attempts" -> recipients;
+            case "notification_recipients", "notification_recipient_batches", "delivery_attempts" -> recipients;
             case "lifecycle_events" -> lifecycleEvents;
             case "events" -> events;
             case "webhook_deliveries", "webhook_delivery_attempts" -> webhookDeliveries;

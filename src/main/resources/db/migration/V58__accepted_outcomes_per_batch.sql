@@ -10,9 +10,10 @@
 -- rather than handed) still gets its row in notification_recipients. Each recipient still has exactly
 -- one place: its row, a batch, or (not recorded yet) its handover's lists.
 --
--- Idempotent as the rows are: the primary key (notification, list key, first device) is the same when
--- a recorder writes the same batch again (its commit went through but the answer was lost), and
--- ON CONFLICT DO NOTHING writes and counts nothing then. A handover's devices are in one handover only,
+-- The arrays are stored as the recorder binds them (no unnest, no sort): one row per handover and
+-- platform of a recording batch. Idempotent as the rows are: the primary key (notification, list key,
+-- first device) is the same when a recorder writes the same batch again (its commit went through but
+-- the answer was lost), and ON CONFLICT DO NOTHING writes and counts nothing then. A handover's devices are in one handover only,
 -- so a device's batch is found by (notification_id, handover_id) and then the array (the reclaim of an
 -- expired handover and the reads of unrecorded handover entries leave those devices out), or by the
 -- GIN index on device_ids (a recipient looked up by device).
@@ -32,9 +33,9 @@ create table notification_recipient_batches (
     notification_id      uuid        not null,
     -- the handover's list_key, copied
     list_key             uuid        not null,
-    -- the smallest and largest device id of the batch
+    -- the batch's first device, in the order it was recorded: with the list key, the batch's key (a
+    -- recorder writing the same batch again writes the same key)
     first_device         uuid        not null,
-    last_device          uuid        not null,
     handover_id          bigint      not null,
     app_id               uuid        not null,
     platform             text        not null,

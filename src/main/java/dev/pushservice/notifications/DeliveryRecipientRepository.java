@@ -333,20 +333,96 @@ class DeliveryRecipientRepository {
     }
 
     /**
-     * Records outcomes of handed recipients (listed by a handover, no row yet). Those accepted at their
-     * first attempt (nearly all of a large send) are written per handover and platform as one
-     * {@code notification_recipient_batches} row (V58: their devices, users, external ids and provider
-     * message ids as arrays; its trigger counts them); every other outcome inserts the recipient's row
-     * with its outcome, attempts counted, notification, app, due time and expiry from their handover.
-     * Counts them recorded on their handover and deletes a handover once all it lists are recorded. A
-     * recipient whose handover is gone (its lease ended and a claim gave it a row; or every recipient it
-     * listed is recorded) is not written, and neither is one written already: a handed outcome is its
-     * first attempt's, and a row or batch means that attempt was recorded (this outcome recorded once
-     * before: the same batch has the same key) or given to the claim. The handovers are locked first, so
-     * a reclaim ({@link #reclaimHandovers}) either waits for this recording or has deleted them. A retry of
-     * a notification that is no longer processing becomes cancelled. A row inserted {@code pending} (a
-     * retry or deferral) gets its {@code delivery_attempts} row from the same statement, as in
-     * {@link #record}.
+     * Handed recipients of one handover and platform accepted at their first attempt, in the order recorded;
+     * each list position by position ({@code users}, {@code externalUserIds}, {@code providerIds} may hold
+     * nulls). Not thread-safe.
+     */
+    static final class AcceptedBatch {
+        final long handover;
+        final Platform platform;
+        final List<String> devices = new ArrayList<>();
+        final List<String> users = new ArrayList<>();
+        final List<String> externalUserIds = new ArrayList<>();
+        final List<String> providerIds = new ArrayList<>();
+
+        AcceptedBatch(long handover, Platform platform) {
+            this.handover = handover;
+            this.platform = platform;
+        }
+
+        void add(UUID device, UUID user, String externalUserId, String providerId) {
+            devices.add(device.toString());
+            users.add(user == null ? null : user.toString());
+            externalUserIds.add(externalUserId);
+            providerIds.add(providerId);
+        }
+
+        /** The column as an array parameter, or null when every member has null there (stored null). */
+        private static String[] column(List<String> values) {
+            for (String value : values) {
+                if (value != null) return values.toArray(String[]::new);
+            }
+            return null;
+        }
+
+        @Override
+        public String toString() {
+            return "AcceptedBatch[" + handover + ", " + platform.value() + ", " + devices.size() + "]";
+        }
+    }
+
+    /**
+     * Records handed recipients accepted at their first attempt (nearly all of a large send) as one
+     * {@code notification_recipient_batches} row (V58): their devices, users, external ids and provider
+     * message ids as the arrays given, the handover's notification, list key, page time and expiry; its
+     * trigger counts them. No row per recipient, no unnest: the arrays are stored as bound. Counts them
+     * recorded on the handover and deletes it once all it lists are recorded, as {@link #recordHanded}.
+     * Nothing is written when the handover is gone (its lease ended and a reclaim gave its recipients rows,
+     * or everything it listed is recorded), or when this batch was written before (its commit went through
+     * but the answer was lost: the same batch has the same key, the handover's list key and its first
+     * device, and {@code ON CONFLICT DO NOTHING} counts nothing). The handover is locked first, so a reclaim
+     * ({@link #reclaimHandovers}) either waits for this recording or has deleted it.
+     *
+     * @return how many recipients it wrote
+     */
+    int recordAccepted(AcceptedBatch batch, Instant now) {
+        return jdbc.sql("""
+                        with o as materialized (
+                            select o.id, o.notification_id, o.app_id, o.list_key, o.created_at, o.expires_at
+                            from notification_handovers o where o.id = :h for update),
+                        b as (
+                            insert into notification_recipient_batches (notification_id, list_key, first_device, handover_id,
+                                app_id, platform, recorded_at, due_at, expires_at, device_ids, user_ids, external_user_ids,
+                                provider_message_ids)
+                            select o.notification_id, o.list_key, cast(:first as uuid), o.id, o.app_id, :platform, :now,
+                                   o.created_at, o.expires_at, cast(:d as uuid[]), cast(:u as uuid[]), cast(:x as text[]),
+                                   cast(:p as text[])
+                            from o
+                            on conflict (notification_id, list_key, first_device) do nothing
+                            returning handover_id, cardinality(device_ids) as n),
+                        done as (delete from notification_handovers o using b
+                                 where o.id = b.handover_id and o.recorded + b.n >= o.handed returning o.id),
+                        counted as (update notification_handovers o set recorded = o.recorded + b.n from b
+                                    where o.id = b.handover_id and o.recorded + b.n < o.handed returning o.id)
+                        select coalesce(sum(n), 0) from b""")
+                .param("h", batch.handover).param("first", batch.devices.getFirst())
+                .param("platform", batch.platform.value()).param("now", ts(now))
+                .param("d", batch.devices.toArray(String[]::new)).param("u", AcceptedBatch.column(batch.users))
+                .param("x", AcceptedBatch.column(batch.externalUserIds)).param("p", AcceptedBatch.column(batch.providerIds))
+                .query(Integer.class).single();
+    }
+
+    /**
+     * Records outcomes of handed recipients (listed by a handover, no row yet) but those accepted at their
+     * first attempt ({@link #recordAccepted}): inserts their rows with their outcome, attempts counted,
+     * notification, app, due time and expiry from their handover. Counts them recorded on their handover and
+     * deletes a handover once all it lists are recorded. A recipient whose handover is gone (its lease ended
+     * and a claim gave it a row; or every recipient it listed is recorded) is not inserted, and neither is
+     * one that has a row already: a handed outcome is its first attempt's, and a row means that attempt was
+     * recorded (this outcome recorded once before) or given to the claim. The handovers are locked first
+     * (in id order), as {@link #recordAccepted} does. A retry of a notification that is no longer processing
+     * becomes cancelled. A row inserted {@code pending} (a retry or deferral) gets its
+     * {@code delivery_attempts} row from the same statement, as in {@link #record}.
      *
      * @return the rows inserted that are not accepted (see {@link #record})
      */
@@ -364,23 +440,8 @@ class DeliveryRecipientRepository {
                                                  cast(:p as text[]), cast(:o as text[]), cast(:hs as int[]))
                                 as v(h, d, pl, u, x, k, s, e, t, p, o, hs)),
                         o as materialized (
-                            select o.* from notification_handovers o where o.id in (select v.h from v) for update),
-                        acc as (
-                            select v.h, v.pl, array_agg(v.d order by v.d) as ds,
-                                   case when bool_or(v.u is not null) then array_agg(v.u order by v.d) end as us,
-                                   case when bool_or(v.x is not null) then array_agg(v.x order by v.d) end as xs,
-                                   case when bool_or(v.p is not null) then array_agg(v.p order by v.d) end as ps
-                            from v where v.s = 'accepted' and v.k = 1
-                            group by v.h, v.pl),
-                        batches as (
-                            insert into notification_recipient_batches (notification_id, list_key, first_device, last_device,
-                                handover_id, app_id, platform, recorded_at, due_at, expires_at, device_ids, user_ids,
-                                external_user_ids, provider_message_ids)
-                            select o.notification_id, o.list_key, acc.ds[1], acc.ds[cardinality(acc.ds)], acc.h, o.app_id,
-                                   acc.pl, :now, o.created_at, o.expires_at, acc.ds, acc.us, acc.xs, acc.ps
-                            from acc join o on o.id = acc.h
-                            on conflict (notification_id, list_key, first_device) do nothing
-                            returning handover_id, cardinality(device_ids) as n),
+                            select o.id, o.notification_id, o.app_id, o.created_at, o.expires_at, o.render_values
+                            from notification_handovers o where o.id in (select v.h from v) order by o.id for update),
                         ins as (
                             insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
                                 external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at,
@@ -392,7 +453,6 @@ class DeliveryRecipientRepository {
                                    v.k, v.e, coalesce(v.t, :now), o.created_at, o.expires_at,
                                    case when v.s = 'pending' then o.render_values -> v.d::text end, v.p, :now
                             from v join o on o.id = v.h
-                            where not (v.s = 'accepted' and v.k = 1)
                             on conflict (notification_id, device_id) do nothing
                             returning notification_id, device_id, app_id, status, attempts, last_error),
                         attempts as (
@@ -403,13 +463,10 @@ class DeliveryRecipientRepository {
                             join v on v.d = ins.device_id
                             join o on o.id = v.h and o.notification_id = ins.notification_id
                             where ins.status = 'pending' and v.o is not null and ins.last_error is not null),
-                        c as (select h, sum(n) as n
-                              from (select v.h, 1 as n from ins
-                                    join v on v.d = ins.device_id
-                                    join o on o.id = v.h and o.notification_id = ins.notification_id
-                                    union all
-                                    select handover_id, n from batches) w
-                              group by h),
+                        c as (select v.h, count(*) as n from ins
+                              join v on v.d = ins.device_id
+                              join o on o.id = v.h and o.notification_id = ins.notification_id
+                              group by v.h),
                         done as (delete from notification_handovers o using c
                                  where o.id = c.h and o.recorded + c.n >= o.handed returning o.id),
                         counted as (update notification_handovers o set recorded = o.recorded + c.n from c

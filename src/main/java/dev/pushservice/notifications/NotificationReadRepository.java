@@ -117,10 +117,10 @@ class NotificationReadRepository {
      * twice, never miss it). Each branch is ordered and cut by itself, then merged:
      * <ul>
      * <li>the rows, a range of their primary key;
-     * <li>the batch members: the batches after the position are walked in key order (primary key) only
-     *     until they hold enough members, counting in the position's own group only the members after
-     *     it; every batch of the last group reached is read too (a group's members interleave across its
-     *     batches), then their members are sorted. A page reads a group or two, at any depth;
+     * <li>the batch members: the batches from the position's group on are walked in key order (primary
+     *     key) only until they hold enough members, counting in the position's own group only the members
+     *     after it; every batch of the last group reached is read too (a group's members interleave across
+     *     its batches), then their members are sorted. A page reads a group or two, at any depth;
      * <li>the recipients handed over and not recorded yet, as {@code sending}: each handover's entries less
      *     those its batches hold (one hash per handover), sorted, probing the recipients' key only until
      *     there are enough.
@@ -129,7 +129,7 @@ class NotificationReadRepository {
     private JdbcClient.StatementSpec recipients(ListPosition after, UUID appId, UUID id, int limit, long offset) {
         boolean cursor = after != null;
         String rowsAfter = cursor ? " and r.device_id > :g" : "";
-        String batchesAfter = cursor ? " and (%1$s.list_key > :g or %1$s.list_key = :g and %1$s.last_device > :a)" : "";
+        String batchesAfter = cursor ? " and %1$s.list_key >= :g" : "";
         String membersAfter = cursor
                 ? "case when b2.list_key = :g then (select count(*) from unnest(b2.device_ids) as x where x > :a)"
                   + " else cardinality(b2.device_ids) end"

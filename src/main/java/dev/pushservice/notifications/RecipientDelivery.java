@@ -305,6 +305,8 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         if (outcomes.isEmpty()) return;
         ArrayNode rows = JsonNodeFactory.instance.arrayNode();
         DeliveryRecipientRepository.HandedRows handedRows = new DeliveryRecipientRepository.HandedRows(outcomes.size());
+        // handed recipients accepted at their first attempt: one batch per handover and platform (V58)
+        Map<Long, Map<Platform, DeliveryRecipientRepository.AcceptedBatch>> acceptedBatches = new LinkedHashMap<>();
         Set<String> unconfigured = new LinkedHashSet<>();
         ArrayNode unconfiguredRows = JsonNodeFactory.instance.arrayNode();
         Map<DeliveryRecipientRepository.Written, DeadLetterRepository.Entry> deadLetters = new LinkedHashMap<>();
@@ -379,6 +381,12 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
                     error = DeliveryReasons.CANCELLED;
                 }
             }
+            if (r.handed() != null && o instanceof Accepted && r.attempts() == 1) {
+                acceptedBatches.computeIfAbsent(r.handed().handover(), h -> new EnumMap<>(Platform.class))
+                        .computeIfAbsent(r.platform(), p -> new DeliveryRecipientRepository.AcceptedBatch(r.handed().handover(), p))
+                        .add(r.deviceId(), r.handed().userId(), r.values() == null ? null : r.values().externalUserId(), providerId);
+                continue;
+            }
             if (r.handed() != null) {
                 // handed recipients are never capped (see handover): no slot to give back
                 handedRows.add(uncounted ? withAttempts(r, r.attempts() - 1) : r, status, error, retryAt, providerId,
@@ -397,6 +405,9 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
             // the rows written that did not end accepted: the only ones with effects below
             Set<DeliveryRecipientRepository.Written> written = new HashSet<>();
             if (!rows.isEmpty()) written.addAll(recipients.record(rows.toString(), now));
+            // each locks its handover first; in handover id order, as recordHanded locks its own
+            new java.util.TreeMap<>(acceptedBatches).values()
+                    .forEach(byPlatform -> byPlatform.values().forEach(batch -> recipients.recordAccepted(batch, now)));
             if (!handedRows.isEmpty()) written.addAll(recipients.recordHanded(handedRows, now));
             // only outcomes written now have effects: the same batch recorded again (a commit whose answer
             // was lost) writes no row, so it dead-letters and invalidates nothing twice

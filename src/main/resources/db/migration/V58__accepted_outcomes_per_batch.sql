@@ -97,7 +97,8 @@ create trigger notification_recipient_batches_counts
 
 -- Every recipient as the API and exports show it: the rows; the handed recipients recorded accepted, one
 -- per batch member; and the recipients handovers list that are neither, as sending. A handover's batch
--- members are left out of its entries by a hash of its batches' device ids (built once per handover).
+-- members are left out of its entries by a hash anti-join (its batches' device ids hashed once per
+-- handover; written as NOT IN, the subquery ran again for every entry).
 create or replace view notification_recipient_states as
 select r.notification_id, r.device_id, r.app_id, r.platform, r.external_user_id, r.status, r.attempts,
        r.last_error, r.provider_message_id, r.updated_at, r.due_at, r.expires_at
@@ -109,9 +110,10 @@ from notification_handovers o
 cross join lateral (
     select l.device_id, l.platform, l.external_user_id
     from unnest(o.device_ids, o.platforms, o.external_user_ids) as l(device_id, platform, external_user_id)
-    where l.device_id not in (select m.device_id from notification_recipient_batches b
-                              cross join lateral unnest(b.device_ids) as m(device_id)
-                              where b.notification_id = o.notification_id and b.handover_id = o.id)) l
+    where not exists (select 1 from notification_recipient_batches b
+                      cross join lateral unnest(b.device_ids) as m(device_id)
+                      where b.notification_id = o.notification_id and b.handover_id = o.id
+                        and m.device_id = l.device_id)) l
 where not exists (select 1 from notification_recipients x
                   where x.notification_id = o.notification_id and x.device_id = l.device_id)
 union all

@@ -510,16 +510,18 @@ class DeliveryRecipientRepository {
 
     /**
      * The entries of handover {@code o} (its columns in scope) that no batch holds: {@code device_id},
-     * {@code platform}, {@code user_id}, {@code external_user_id}. The handover's batches' device ids are
-     * hashed once, then each entry probes them. An entry with a row is left to the caller's
-     * {@code ON CONFLICT}.
+     * {@code platform}, {@code user_id}, {@code external_user_id}. A hash anti-join per handover: its
+     * batches' device ids are hashed once, then each entry probes them (as {@code NOT IN} the subquery ran
+     * again for every entry: 3.5 s for three handovers of 5,000). An entry with a row is left to the
+     * caller's {@code ON CONFLICT}.
      */
     private static final String UNRECORDED_ENTRIES = """
             select l.* from unnest(o.device_ids, o.platforms, o.user_ids, o.external_user_ids)
                 as l(device_id, platform, user_id, external_user_id)
-            where l.device_id not in (select m.device_id from notification_recipient_batches b
-                                      cross join lateral unnest(b.device_ids) as m(device_id)
-                                      where b.notification_id = o.notification_id and b.handover_id = o.id)""";
+            where not exists (select 1 from notification_recipient_batches b
+                              cross join lateral unnest(b.device_ids) as m(device_id)
+                              where b.notification_id = o.notification_id and b.handover_id = o.id
+                                and m.device_id = l.device_id)""";
 
     /**
      * Locks up to {@code limit} handovers whose lease ended, of notifications in {@code status} (of

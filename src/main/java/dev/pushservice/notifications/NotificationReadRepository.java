@@ -167,10 +167,11 @@ class NotificationReadRepository {
                                          select l.device_id, l.platform, l.external_user_id
                                          from unnest(o.device_ids, o.platforms, o.external_user_ids)
                                              as l(device_id, platform, external_user_id)
-                                         where l.device_id not in (
-                                             select m.device_id from notification_recipient_batches hb
+                                         where not exists (
+                                             select 1 from notification_recipient_batches hb
                                              cross join lateral unnest(hb.device_ids) as m(device_id)
-                                             where hb.notification_id = o.notification_id and hb.handover_id = o.id)) l
+                                             where hb.notification_id = o.notification_id and hb.handover_id = o.id
+                                               and m.device_id = l.device_id)) l
                                      where o.notification_id = :id and o.app_id = :app%6$s
                                      order by o.list_key, l.device_id) h
                                where not exists (select 1 from notification_recipients x

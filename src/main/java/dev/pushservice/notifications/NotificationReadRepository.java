@@ -83,7 +83,7 @@ class NotificationReadRepository {
 
     /**
      * A recipient as the API shows it (never a token); {@code listKey}: with the device id, its place in the
-     * list order (see {@link #recipients(String, UUID, UUID, int, long)}).
+     * list order (see {@link #recipients(ListPosition, UUID, UUID, int, long)}).
      */
     record Recipient(UUID deviceId, String platform, String externalUserId, String status, int attempts,
                      String lastError, Instant updatedAt, Instant dueAt, Instant expiresAt, UUID listKey) {
@@ -163,15 +163,7 @@ class NotificationReadRepository {
                                       cast(null as text), h.created_at, h.created_at, h.expires_at
                                from (select o.list_key, l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at
                                      from notification_handovers o
-                                     cross join lateral (
-                                         select l.device_id, l.platform, l.external_user_id
-                                         from unnest(o.device_ids, o.platforms, o.external_user_ids)
-                                             as l(device_id, platform, external_user_id)
-                                         where not exists (
-                                             select 1 from notification_recipient_batches hb
-                                             cross join lateral unnest(hb.device_ids) as m(device_id)
-                                             where hb.notification_id = o.notification_id and hb.handover_id = o.id
-                                               and m.device_id = l.device_id)) l
+                                     cross join lateral (%7$s) l
                                      where o.notification_id = :id and o.app_id = :app%6$s
                                      order by o.list_key, l.device_id) h
                                where not exists (select 1 from notification_recipients x
@@ -179,7 +171,7 @@ class NotificationReadRepository {
                                order by h.list_key, h.device_id limit :branch)) s
                         order by list_key, device_id limit :limit offset :offset"""
                         .formatted(rowsAfter, batchesAfter.formatted("b"), membersAfter, batchesAfter.formatted("b2"),
-                                memberAfter, handedAfter))
+                                memberAfter, handedAfter, DeliveryRecipientRepository.UNRECORDED_ENTRIES))
                 .param("id", id).param("app", appId).param("limit", limit).param("offset", offset)
                 .param("branch", offset + limit).param("last", LAST_UUID);
         return cursor ? spec.param("g", after.listKey()).param("a", after.deviceId()) : spec;

@@ -236,17 +236,14 @@ class NotificationReportRepository {
                       select l.device_id, l.platform, l.external_user_id, 'sending', 1, null, null,
                              o.created_at, o.created_at, o.expires_at
                       from notification_handovers o
-                      cross join lateral unnest(o.device_ids, o.platforms, o.external_user_ids)
-                          as l(device_id, platform, external_user_id)
+                      cross join lateral (%s) l
                       where o.app_id = :app and o.notification_id = :id
                         and o.device_ids && (select coalesce(array_agg(id), '{}') from d)
                         and l.device_id in (select id from d)
-                        and not exists (select 1 from notification_recipient_batches hb
-                                        where hb.notification_id = o.notification_id and hb.handover_id = o.id
-                                          and l.device_id = any(hb.device_ids))
                         and not exists (select 1 from notification_recipients x
                                         where x.notification_id = o.notification_id and x.device_id = l.device_id)) s
-                order by device_id limit %d""".formatted(devices, RECIPIENT_LIMIT, RECIPIENT_LIMIT);
+                order by device_id limit %d""".formatted(devices, RECIPIENT_LIMIT, DeliveryRecipientRepository.UNRECORDED_ENTRIES,
+                RECIPIENT_LIMIT);
         var statement = jdbc.sql(sql).param("app", appId).param("id", id);
         statement = deviceId != null ? statement.param("device", deviceId) : statement.param("user", externalUserId);
         return statement.query(this::state).list();

@@ -514,15 +514,8 @@ class DeliveryTests extends PeerApiTest {
             UUID sent = UUID.randomUUID();
             UUID unsent = UUID.randomUUID();
             UUID alsoUnsent = UUID.randomUUID();
-            long handover = jdbc.sql("""
-                            insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
-                                                                device_ids, platforms, user_ids, external_user_ids)
-                            values (:n, :app, now() + interval '1 minute', now(), 3, least(cast(:a as uuid), cast(:b as uuid), cast(:c as uuid)),
-                                    array[cast(:a as uuid), cast(:b as uuid), cast(:c as uuid)], array['ios', 'ios', 'ios'],
-                                    array[cast(null as uuid), null, null], array['sam', cast(null as text), null])
-                            returning id""")
-                    .param("n", notification).param("app", app.appId()).param("a", sent).param("b", unsent)
-                    .param("c", alsoUnsent).query(Long.class).single();
+            long handover = handover(notification, app.appId(), "ios", List.of(sent, unsent, alsoUnsent),
+                    java.util.Arrays.asList("sam", null, null));
             store.record(List.of(new DeliveryStore.Accepted(new DeliveryStore.Claimed(notification, app.appId(), sent,
                     Platform.IOS, "00ff", 1, new dev.pushservice.templates.Renderer.Values("sam", null, null, null), null, null,
                     List.of(), new DeliveryStore.Handed(handover, null)), "apns-1")), clock.instant());
@@ -562,14 +555,7 @@ class DeliveryTests extends PeerApiTest {
         UUID notification = UUID.randomUUID();
         UUID first = UUID.randomUUID();
         UUID second = UUID.randomUUID();
-        long handover = jdbc.sql("""
-                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
-                                                            device_ids, platforms, user_ids, external_user_ids)
-                        values (:n, :app, now() + interval '1 minute', now(), 2, least(cast(:a as uuid), cast(:b as uuid)),
-                                array[cast(:a as uuid), cast(:b as uuid)],
-                                array['ios', 'ios'], array[cast(null as uuid), null], array['ann', cast(null as text)])
-                        returning id""")
-                .param("n", notification).param("app", app).param("a", first).param("b", second).query(Long.class).single();
+        long handover = handover(notification, app, "ios", List.of(first, second), java.util.Arrays.asList("ann", null));
         java.util.function.Function<UUID, DeliveryStore.Outcome> accepted = device -> new DeliveryStore.Accepted(
                 new DeliveryStore.Claimed(notification, app, device, Platform.IOS, "00ff", 1,
                         new dev.pushservice.templates.Renderer.Values(device.equals(first) ? "ann" : null, null, null, null),
@@ -1240,16 +1226,8 @@ class DeliveryTests extends PeerApiTest {
         UUID notification = UUID.randomUUID();
         UUID retried = UUID.randomUUID();
         UUID later = UUID.randomUUID();
-        long handover = jdbc.sql("""
-                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
-                                                            device_ids, platforms, user_ids, external_user_ids)
-                        values (:n, :app, now() + interval '1 minute', now(), 3,
-                                least(cast(:r as uuid), cast(:d as uuid), cast(:l as uuid)),
-                                array[cast(:r as uuid), cast(:d as uuid), cast(:l as uuid)], array['android', 'android', 'android'],
-                                array[cast(null as uuid), null, null], array[cast(null as text), null, null])
-                        returning id""")
-                .param("n", notification).param("app", app.appId()).param("r", retried).param("d", dead).param("l", later)
-                .query(Long.class).single();
+        long handover = handover(notification, app.appId(), "android", List.of(retried, dead, later),
+                java.util.Arrays.asList(null, null, null));
         Runnable drop = failNextUpdateOnce(dead);
         try {
             recordAsALaneDoes(List.of(
@@ -1510,6 +1488,24 @@ class DeliveryTests extends PeerApiTest {
     private boolean invalidated(UUID device) {
         return jdbc.sql("select invalidated_at is not null from devices where id = :id").param("id", device)
                 .query(Boolean.class).single();
+    }
+
+    /**
+     * A handover listing {@code devices} of one platform (no users), leased for a minute, as a fan-out page
+     * writes it; its list key the smallest device id. Returns its id.
+     */
+    private long handover(UUID notification, UUID app, String platform, List<UUID> devices, List<String> externalUserIds) {
+        return jdbc.sql("""
+                        insert into notification_handovers (notification_id, app_id, lease_until, created_at, handed, list_key,
+                                                            device_ids, platforms, user_ids, external_user_ids)
+                        select :n, :app, now() + interval '1 minute', now(), cardinality(d),
+                               (select min(x::text collate "C") from unnest(d) as x)::uuid, d, array_fill(cast(:p as text), array[cardinality(d)]),
+                               array_fill(cast(null as uuid), array[cardinality(d)]), cast(:x as text[])
+                        from (select cast(:d as uuid[]) as d) v
+                        returning id""")
+                .param("n", notification).param("app", app).param("p", platform)
+                .param("d", devices.stream().map(UUID::toString).toArray(String[]::new))
+                .param("x", externalUserIds.toArray(String[]::new)).query(Long.class).single();
     }
 
     private void registerMany(TestApp app, List<String> tokens, String tags) {

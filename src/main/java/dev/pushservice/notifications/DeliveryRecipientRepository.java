@@ -121,10 +121,14 @@ class DeliveryRecipientRepository {
         // ORDER BY keeps every plan on it. Without it the planner took a sequential scan with a LIMIT
         // (it assumes due rows are spread evenly; they are behind every row claimed so far), which in
         // a 100,000-recipient send read the whole table again for each chunk (bench/README.md, "Figures behind design comments").
-        // The update finds each row by its ctid: the row is locked by this statement, so it cannot move.
+        // The update finds each row by its key (notification, device), never by its ctid alone: a ctid is
+        // unique only within one partition, and on the partitioned table `r.ctid = due.row_id` also matched
+        // the row at the same place in every other partition (each claim marked a stranger row of every
+        // day's partition `sending`: sent before its due time when that lease ran out). The key lets
+        // PostgreSQL prune to the one partition at run time (one index probe, not a probe per partition).
         return jdbc.sql(prefix + """
                         with due as (
-                            select w.row_id, w.notification_id, w.device_id, d.token,
+                            select w.notification_id, w.device_id, d.token,
                                    case when d.id is null then :invalidated
                                         when not d.enabled then :disabled
                                         when d.invalidated_at is not null then :invalidated end as unsendable
@@ -133,7 +137,7 @@ class DeliveryRecipientRepository {
                                     and n.app_id <> all(:except) and (cast(:only as uuid) is null or n.app_id = :only)
                                   order by n.created_at, n.id) n
                             cross join lateral (
-                                select r.ctid as row_id, r.notification_id, r.device_id
+                                select r.notification_id, r.device_id
                                 from notification_recipients r
                                 where r.notification_id = n.id and r.platform = :platform
                                   and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
@@ -149,7 +153,7 @@ class DeliveryRecipientRepository {
                                 last_error = coalesce(due.unsendable, r.last_error),
                                 next_attempt_at = case when due.unsendable is null then :lease_end else r.next_attempt_at end,
                                 updated_at = :now
-                            from due where r.ctid = due.row_id
+                            from due where r.notification_id = due.notification_id and r.device_id = due.device_id
                             returning r.notification_id, r.device_id, r.app_id, r.attempts, r.external_user_id,
                                       r.render_values::text as render_values, r.expires_at)
                         select c.*, due.token, due.unsendable from claimed c
@@ -609,13 +613,13 @@ class DeliveryRecipientRepository {
                                     order by r.notification_id limit 1)
                             from live where live.id is not null),
                         stranded as (
-                            select s.row_id, n.priority
+                            select s.notification_id, s.device_id, n.priority
                             from live
                             cross join lateral (
                                 select c.id, c.priority from notifications c where c.id = live.id and c.status = 'cancelled'
                                 limit 1) n
                             cross join lateral (
-                                select r.ctid as row_id from notification_recipients r
+                                select r.notification_id, r.device_id from notification_recipients r
                                 where r.notification_id = n.id and r.status in ('pending', 'sending')
                                   and r.next_attempt_at <= :now
                                 limit :limit
@@ -623,7 +627,7 @@ class DeliveryRecipientRepository {
                             limit :limit)
                         update notification_recipients r
                         set status = 'cancelled', last_error = :reason, updated_at = :now
-                        from stranded where r.ctid = stranded.row_id
+                        from stranded where r.notification_id = stranded.notification_id and r.device_id = stranded.device_id
                         returning r.notification_id, r.device_id, r.app_id, r.platform, stranded.priority""")
                 .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.CANCELLED)
                 .query((rs, n) -> new Stranded(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class),
@@ -657,13 +661,13 @@ class DeliveryRecipientRepository {
     List<Stranded> expireOverdue(Instant now, int limit) {
         return jdbc.sql("""
                         with overdue as (
-                            select w.row_id, n.priority
+                            select w.notification_id, w.device_id, n.priority
                             from (select n.id, n.priority from notifications n
                                   where n.status = 'processing' and n.ttl > 0
                                     and least(coalesce(n.scheduled_at, n.queued_at, n.created_at), coalesce(n.queued_at, n.created_at))
                                         + make_interval(secs => n.ttl) <= :now) n
                             cross join lateral (
-                                select r.ctid as row_id from notification_recipients r
+                                select r.notification_id, r.device_id from notification_recipients r
                                 where r.notification_id = n.id and r.status in ('pending', 'sending')
                                   and r.next_attempt_at <= :now and r.expires_at <= :now
                                 limit :limit
@@ -671,7 +675,7 @@ class DeliveryRecipientRepository {
                             limit :limit)
                         update notification_recipients r
                         set status = 'expired', last_error = coalesce(nullif(r.last_error, 'origin_busy'), :reason), updated_at = :now
-                        from overdue where r.ctid = overdue.row_id
+                        from overdue where r.notification_id = overdue.notification_id and r.device_id = overdue.device_id
                         returning r.notification_id, r.device_id, r.app_id, r.platform, overdue.priority""")
                 .param("now", ts(now)).param("limit", limit).param("reason", DeliveryReasons.TTL_EXPIRED)
                 .query((rs, n) -> new Stranded(rs.getObject("notification_id", UUID.class), rs.getObject("device_id", UUID.class),

@@ -17,6 +17,7 @@ import dev.pushservice.apps.Tenants;
 import dev.pushservice.platform.auth.KeyKind;
 import dev.pushservice.platform.auth.Scope;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.time.LocalDate;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -545,6 +546,84 @@ class DeliveryTests extends PeerApiTest {
             assertThat(jdbc.sql("select count(*) from notification_handovers where id = :id").param("id", handover)
                     .query(Long.class).single()).isZero();
         }
+    }
+
+    /**
+     * The claim, the sweep of a cancelled notification's due recipients and the expiry of overdue ones
+     * each change only the rows they took. They found their rows by {@code ctid} alone, which is unique
+     * only within one partition of {@code notification_recipients}: each also changed the row at the
+     * same place in every other day's partition (a recipient due hours later marked {@code sending},
+     * then sent when that lease ran out: quiet hours broken; another notification's recipients cancelled
+     * or expired). Here each statement takes the first row of a fresh day partition while another
+     * notification's row, due later, is the first row of the next day's.
+     */
+    @Test
+    void aClaimACancelSweepAndAnExpiryChangeNoRowOfAnotherPartition() {
+        TestApp app = newApp();
+        // far-future days (within the ten years of day partitions V49 leaves room for), due only at the
+        // instants given here: no lane of any test context takes them
+        Instant base = Instant.now().plus(Duration.ofDays(1000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(1500)))
+                .truncatedTo(ChronoUnit.DAYS);
+        record Case(String name, String status, java.util.function.Consumer<Instant> run) {
+        }
+        List<Case> cases = List.of(
+                new Case("claim", "processing", at -> store.claim(Priority.BULK, Platform.IOS, 10, at, Duration.ofMinutes(2),
+                        DeliveryStore.Apps.only(app.appId()))),
+                new Case("cancel sweep", "cancelled", at -> recipientRepository.cancelStranded(at, 10_000)),
+                new Case("expiry", "processing", at -> recipientRepository.expireOverdue(at, 10_000)));
+        for (int i = 0; i < cases.size(); i++) {
+            Case c = cases.get(i);
+            Instant day = base.plus(Duration.ofDays(2L * i));
+            UUID taken = farNotification(app, day, c.status());
+            UUID other = farNotification(app, day.plus(Duration.ofDays(1)), "processing");
+            Instant due = day.plus(Duration.ofHours(12));
+            farRecipient(taken, app, due);
+            farRecipient(other, app, due.plus(Duration.ofDays(1)));
+            assertThat(jdbc.sql("""
+                            select count(distinct ctid) from notification_recipients where notification_id in (:a, :b)""")
+                    .param("a", taken).param("b", other).query(Integer.class).single())
+                    .as("both rows at the same place of their partitions").isEqualTo(1);
+
+            Instant at = due.plusSeconds(1);
+            for (int pass = 0; pass < 20 && "pending".equals(status(taken)); pass++) c.run().accept(at);
+            assertThat(status(taken)).as(c.name() + " took its row").isNotEqualTo("pending");
+            assertThat(jdbc.sql("select status || '/' || attempts || '/' || coalesce(last_error, '-')"
+                            + " from notification_recipients where notification_id = :n").param("n", other)
+                    .query(String.class).single())
+                    .as(c.name() + ": the other partition's row is untouched").isEqualTo("pending/0/-");
+        }
+    }
+
+    /** A notification of {@code app} with an id of {@code day}'s fresh partition of the recipients, TTL 60 s (a cancelled one finished then). */
+    private UUID farNotification(TestApp app, Instant day, String status) {
+        UUID id = dev.pushservice.platform.storage.Uuid7.at(day.plus(Duration.ofHours(1)));
+        assertThat(jdbc.sql("select storage_create_partition('notification_recipients', :at)")
+                .param("at", java.sql.Timestamp.from(day)).query(Boolean.class).single())
+                .as("a new, empty partition").isTrue();
+        jdbc.sql("""
+                        insert into notifications (id, app_id, idempotency_key, request_hash, status, priority, interruption_level,
+                                                   content, audience, audience_at, ttl, queued_at, created_at, updated_at,
+                                                   finished_at)
+                        values (:id, :app, :key, '\\x00', :status, 'bulk', 'active', '{}', '{}', :at, 60, :at, :at, :at,
+                                case when :status = 'cancelled' then cast(:at as timestamptz) end)""")
+                .param("id", id).param("app", app.appId()).param("key", id.toString()).param("status", status)
+                .param("at", java.sql.Timestamp.from(day)).update();
+        return id;
+    }
+
+    /** A pending iOS recipient row of {@code notification}, due at {@code due} and expired by then (its TTL). */
+    private void farRecipient(UUID notification, TestApp app, Instant due) {
+        jdbc.sql("""
+                        insert into notification_recipients (notification_id, device_id, app_id, platform, status,
+                                                             next_attempt_at, due_at, expires_at, updated_at)
+                        values (:n, :d, :app, 'ios', 'pending', :due, :due, :due, :due)""")
+                .param("n", notification).param("d", UUID.randomUUID()).param("app", app.appId())
+                .param("due", java.sql.Timestamp.from(due)).update();
+    }
+
+    private String status(UUID notification) {
+        return jdbc.sql("select status from notification_recipients where notification_id = :n").param("n", notification)
+                .query(String.class).single();
     }
 
     @Test

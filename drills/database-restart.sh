@@ -72,7 +72,7 @@ read -r DISTINCT TOTAL < "$PEERS/apns-tokens.txt"
 echo "recipients by status:"
 by_status "$ID"
 STATUS=$($PG -Atc "select status from notifications where id = '$ID'")
-ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$ID'")
+ROWS=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$ID'")
 ACCEPTED=$(accepted "$ID")
 LATE=$(late "$ID")
 # the registrations of the load add devices the send may reach: every row not accepted is lost, and

@@ -122,15 +122,15 @@ send() {
   [ -n "$id" ] || { echo "the send was refused" >&2; exit 1; }
   echo "$id"
 }
-accepted() { $PG -Atc "select count(*) from notification_recipients where notification_id = '$1' and status = 'accepted'"; }
+accepted() { $PG -Atc "select count(*) from notification_recipient_states where notification_id = '$1' and status = 'accepted'"; }
 terminal() { $PG -Atc "select status in ('completed', 'failed', 'cancelled') from notifications where id = '$1'"; }
 late() {
-  $PG -Atc "select count(*) from notification_recipients r join notifications n on n.id = r.notification_id
+  $PG -Atc "select count(*) from notification_recipient_states r join notifications n on n.id = r.notification_id
             where r.notification_id = '$1' and r.status = 'accepted'
               and r.updated_at > coalesce(r.expires_at, coalesce(n.queued_at, n.created_at) + n.ttl * interval '1 second')"
 }
 by_status() {
-  $PG -Atc "select '  ' || status || ' ' || coalesce(last_error, '') || ': ' || count(*) from notification_recipients
+  $PG -Atc "select '  ' || status || ' ' || coalesce(last_error, '') || ': ' || count(*) from notification_recipient_states
             where notification_id = '$1' group by status, last_error order by 1"
 }
 # in_flight ID: claimed rows still sending, plus recipients handed over and not recorded yet

@@ -77,7 +77,7 @@ ID=$(api POST /v1/notifications '{"title":"Drill","body":"provider outage","ttl"
   | grep -o '"notification_id":"[^"]*"' | cut -d'"' -f4)
 [ -n "$ID" ] || { echo "the send was refused" >&2; exit 1; }
 START=$(date +%s)
-accepted() { $PG -Atc "select count(*) from notification_recipients where notification_id = '$ID' and status = 'accepted'"; }
+accepted() { $PG -Atc "select count(*) from notification_recipient_states where notification_id = '$ID' and status = 'accepted'"; }
 terminal() { $PG -Atc "select status in ('completed', 'failed', 'cancelled') from notifications where id = '$ID'"; }
 
 THRESHOLD=$((DEVICES * AT / 100))
@@ -109,12 +109,12 @@ DONE=$(date +%s)
 sleep 1
 read -r DISTINCT TOTAL < "$PEERS/$FILE-tokens.txt"
 echo "recipients by status:"
-$PG -Atc "select '  ' || status || ' ' || coalesce(last_error, '') || ': ' || count(*) from notification_recipients
+$PG -Atc "select '  ' || status || ' ' || coalesce(last_error, '') || ': ' || count(*) from notification_recipient_states
           where notification_id = '$ID' group by status, last_error order by 1"
 STATUS=$($PG -Atc "select status from notifications where id = '$ID'")
-ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$ID'")
+ROWS=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$ID'")
 ACCEPTED=$(accepted)
-LATE=$($PG -Atc "select count(*) from notification_recipients r join notifications n on n.id = r.notification_id
+LATE=$($PG -Atc "select count(*) from notification_recipient_states r join notifications n on n.id = r.notification_id
                  where r.notification_id = '$ID' and r.status = 'accepted'
                    and r.updated_at > coalesce(r.expires_at, coalesce(n.queued_at, n.created_at) + n.ttl * interval '1 second')")
 LOST=$((DEVICES - ACCEPTED))

@@ -68,13 +68,13 @@ read -r _ ACCEPTED2 _ < "$PEERS/fcm.txt"
 echo "recipients by status:"
 by_status "$ID"
 STATUS=$($PG -Atc "select status from notifications where id = '$ID'")
-ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$ID'")
+ROWS=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$ID'")
 ACCEPTED=$(accepted "$ID")
 LATE=$(late "$ID")
 LOST=$((DEVICES + 2 - ACCEPTED))
-ANDROID_ACCEPTED=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$ID' and status = 'accepted' and platform = 'android'")
+ANDROID_ACCEPTED=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$ID' and status = 'accepted' and platform = 'android'")
 ids() { [ -s "$1" ] && cut -d' ' -f4 "$1" | sed "s/.*/'&'/" | paste -sd, - || echo "'00000000-0000-0000-0000-000000000000'"; }
-PROBES_FCM=$($PG -Atc "select count(*) from notification_recipients where notification_id in ($(ids "$DATA/probes-android.txt")) and status = 'accepted'")
+PROBES_FCM=$($PG -Atc "select count(*) from notification_recipient_states where notification_id in ($(ids "$DATA/probes-android.txt")) and status = 'accepted'")
 echo "notification $STATUS: $ROWS rows, $ACCEPTED accepted; finished $((DONE - START)) s after the send, $((DONE - STORM_END)) s after the storm"
 echo "lost: $LOST; sent twice: $((ACCEPTED2 - ACCEPTED0 - ANDROID_ACCEPTED - PROBES_FCM)) (FCM accepted $((ACCEPTED2 - ACCEPTED0)) pushes for $ANDROID_ACCEPTED Android recipients and $PROBES_FCM transactional sends); late: $LATE"
 for platform in android ios; do

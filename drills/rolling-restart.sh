@@ -79,9 +79,9 @@ read -r DISTINCT TOTAL < "$PEERS/apns-tokens.txt"
 echo "bulk notification:"; by_status "$BULK"
 echo "transactional sends: $(wc -l <"$DATA/sends.txt") posted; by instance and status: $(awk '{ print $1 " " $2 }' "$DATA/sends.txt" | sort | uniq -c | tr -s ' \n' ' ')"
 echo "notifications by status: $($PG -Atc "select string_agg(status || ' ' || n, ', ') from (select status, count(*) n from notifications where id in ($IDS) group by status) s")"
-ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id in ($IDS)")
-ACCEPTED=$($PG -Atc "select count(*) from notification_recipients where notification_id in ($IDS) and status = 'accepted'")
-BULK_ROWS=$($PG -Atc "select count(*) from notification_recipients where notification_id = '$BULK'")
+ROWS=$($PG -Atc "select count(*) from notification_recipient_states where notification_id in ($IDS)")
+ACCEPTED=$($PG -Atc "select count(*) from notification_recipient_states where notification_id in ($IDS) and status = 'accepted'")
+BULK_ROWS=$($PG -Atc "select count(*) from notification_recipient_states where notification_id = '$BULK'")
 LOST=$((ROWS - ACCEPTED + (BULK_ROWS < DEVICES ? DEVICES - BULK_ROWS : 0)))
 # the probe device gets one push per transactional send: pushes beyond one per accepted recipient row were sent twice
 echo "lost: $LOST; sent twice: $((TOTAL - ACCEPTED)) (the peer took $TOTAL pushes for $ACCEPTED accepted recipients, $DISTINCT devices)"

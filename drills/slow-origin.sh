@@ -73,7 +73,7 @@ send() {
 # seconds from the notification's creation to the last recorded recipient of these platforms
 took() { # took NOTIFICATION 'ios','android'
   $PG -Atc "select round(extract(epoch from max(r.updated_at) - n.created_at)::numeric, 2)
-            from notifications n join notification_recipients r on r.notification_id = n.id
+            from notifications n join notification_recipient_states r on r.notification_id = n.id
             where n.id = '$1' and r.platform in ($2) group by n.created_at"
 }
 counts() { cat "$PEERS/counts.txt"; }
@@ -86,12 +86,12 @@ run() { # run LABEL: one send to all, waited for; sets ID
   read -r a1 f1 w1 < <(counts)
   local accepted rows lost
   read -r rows accepted < <($PG -At -F ' ' -c "select count(*), count(*) filter (where status = 'accepted')
-                                                from notification_recipients where notification_id = '$ID'")
+                                                from notification_recipient_states where notification_id = '$ID'")
   lost=$((rows - accepted))
   LOST=$((LOST + lost))
   TWICE=$((TWICE + a1 + f1 + w1 - a0 - f0 - w0 - accepted))
   echo "$1: $rows recipients, $accepted accepted, $lost lost, $((a1 + f1 + w1 - a0 - f0 - w0 - accepted)) pushes beyond one per accepted recipient"
-  $PG -At -F ' ' -c "select platform, status, count(*) from notification_recipients where notification_id = '$ID' group by 1, 2 order by 1, 2" \
+  $PG -At -F ' ' -c "select platform, status, count(*) from notification_recipient_states where notification_id = '$ID' group by 1, 2 order by 1, 2" \
     | sed 's/^/  /'
 }
 

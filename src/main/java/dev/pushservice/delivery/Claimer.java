@@ -69,6 +69,8 @@ final class Claimer {
     private final Set<UUID> cancelledElsewhere = ConcurrentHashMap.newKeySet();
     /** Per platform (by ordinal), until when a claim that found nothing is not repeated; 0: claim. Claimer thread only. */
     private final long[] emptyUntil = new long[Platform.values().length];
+    /** Per platform (by ordinal), until when a lease that found no unleased handover is not repeated; 0: look. Claimer thread only. */
+    private final long[] noUnleasedUntil = new long[Platform.values().length];
     private volatile Thread thread;
     /**
      * Set by whoever wants the claimer to look again (work committed, budget freed) before it unparks
@@ -162,16 +164,28 @@ final class Claimer {
             if (workAdded) {
                 workAdded = false;
                 java.util.Arrays.fill(emptyUntil, 0);
+                java.util.Arrays.fill(noUnleasedUntil, 0);
             }
             try {
                 for (Platform platform : Platform.values()) {
                     // recipients a fan-out handed over go first; nothing of the platform is claimed while they wait
                     if (handed.waiting(platform) > 0) {
-                        if (!sendHanded(platform)) blocked |= 1 << platform.ordinal();
-                        else if (handed.waiting(platform) > 0) more = true;
-                        continue;
+                        if (!sendHanded(platform)) {
+                            blocked |= 1 << platform.ordinal();
+                            continue;
+                        }
+                        if (handed.waiting(platform) > 0) {
+                            more = true;
+                            continue;
+                        }
+                        // the queue ran empty: lease the next handovers now, not at the next poll
                     }
                     if (lane.isPaused()) continue; // handed recipients are still sent, as claimed ones are
+                    // then whole handovers a fan-out left for any worker, into the hand-over queue: sent as handed
+                    if (leaseHandovers(platform)) {
+                        more = true;
+                        continue;
+                    }
                     int want = Math.min(lane.free(platform), properties.chunkSize());
                     if (want < minClaim) {
                         blocked |= 1 << platform.ordinal();
@@ -235,6 +249,39 @@ final class Claimer {
         List<DeliveryStore.Claimed> batch = lane.takeHanded(platform);
         if (batch.isEmpty()) return handed.waiting(platform) == 0; // none left (a hand-over sent them), or too little budget
         lane.dispatch(batch);
+        return true;
+    }
+
+    /**
+     * Leases whole unleased handovers of {@code platform} (the part of a fan-out page its own lane did not
+     * take, V59) into the lane's hand-over queue, as many as its free room holds, none of an app whose
+     * circuit on the platform is open (as {@link #claim}). Returns whether it leased any; a look that finds
+     * none is not repeated before committed work or the next poll.
+     */
+    private boolean leaseHandovers(Platform platform) {
+        long until = noUnleasedUntil[platform.ordinal()];
+        if (until != 0 && System.nanoTime() - until < 0) return false;
+        int room = lane.reserve(platform, lane.room(platform));
+        if (room == 0) return false; // the queue is full: what waits in it goes first
+        List<DeliveryStore.Claimed> leased;
+        try {
+            Instant now = clock.instant();
+            PushProvider provider = providers.get(platform);
+            ProviderBreakers.Paused paused = provider == null || provider.hasOrigins()
+                    ? ProviderBreakers.Paused.NONE : breakers.paused(platform, now, priority == Priority.TRANSACTIONAL);
+            leased = store.leaseHandovers(priority, platform, room, now, properties.lease(),
+                    paused.none() ? DeliveryStore.Apps.ALL : DeliveryStore.Apps.except(paused.all()));
+        } catch (RuntimeException e) {
+            lane.release(platform, room);
+            throw e;
+        }
+        lane.release(platform, room - leased.size());
+        if (leased.isEmpty()) {
+            noUnleasedUntil[platform.ordinal()] = (System.nanoTime() + properties.pollInterval().toNanos()) | 1;
+            return false;
+        }
+        noUnleasedUntil[platform.ordinal()] = 0;
+        lane.handOver(leased);
         return true;
     }
 

@@ -272,18 +272,18 @@ public class DeliveryEngine implements SmartLifecycle {
     /**
      * This instance's share of a page of {@code max} devices with {@code workers} workers alive (see
      * {@link #reserve}): per platform, 1/{@code workers} of its devices in the page as {@code seen}
-     * predicts them, within the lane's free room, without waiting; null when that is nothing.
+     * predicts them, within the lane's free room, without waiting; possibly none (the page is then left
+     * whole to the other workers' leases).
      */
     private Handover share(Lane lane, int max, int[] seen, long total, int workers) {
         int[] reserved = new int[Platform.values().length];
-        int any = 0;
         for (Platform p : Platform.values()) {
             long expected = total == 0 ? max : (long) Math.ceil((double) max * seen[p.ordinal()] / total);
             int share = (int) Math.min(Integer.MAX_VALUE, (expected + workers - 1) / workers);
             reserved[p.ordinal()] = share == 0 ? 0 : lane.reserve(p, share);
-            any += reserved[p.ordinal()];
         }
-        if (any == 0) return null;
+        // with no room at all the page still goes out as handovers: all of it unleased, for whichever
+        // worker's lane frees room first (V59), rather than as a pending row per recipient
         return new Handover(this, lane, reserved, max, clock.instant().plus(properties.lease()));
     }
 

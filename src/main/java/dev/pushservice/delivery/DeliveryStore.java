@@ -52,6 +52,20 @@ public interface DeliveryStore {
     List<Claimed> claim(Priority lane, Platform platform, int limit, Instant now, Duration lease, Apps apps);
 
     /**
+     * Leases whole handovers that a fan-out page left unleased for any worker (the part of the page its
+     * own lane did not take), of {@code lane} and {@code platform}, of the apps {@code apps} lets through,
+     * holding at most {@code room} recipients together: leased to this instance until {@code now + lease},
+     * their recipients are returned as handed ({@link Claimed#handed()}: their first attempt counted, each
+     * recorded with its outcome as a fan-out's own hand-over is), for the lane's hand-over queue. A recipient
+     * whose device went away since the fan-out is made {@code failed} by the same statement and returned
+     * with {@link Claimed#unsendable()} set, not handed. Empty when nothing is unleased (a store without
+     * handovers has none).
+     */
+    default List<Claimed> leaseHandovers(Priority lane, Platform platform, int room, Instant now, Duration lease, Apps apps) {
+        return List.of();
+    }
+
+    /**
      * Which apps' recipients a claim may take: all but {@code except}, and when {@code only} is not null,
      * that app's alone.
      */

@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * They have no recipient row until their outcome is recorded: recording inserts it
  * ({@link DeliveryStore.Claimed#handed()}). No claim statement runs for them, and each recipient is
  * written once, with its outcome, instead of inserted, claimed and updated. Recipients beyond the room
- * are inserted {@code pending}, for any instance's claim, as without a hand-over.
+ * are listed in unleased handovers (V59, {@link #unleasedChunk}), pending until the claimer of some
+ * worker's lane leases one whole into its hand-over queue: from there on they are handed recipients as
+ * these are.
  *
  * <p>Crash safety is the lease's: if this instance dies before recording a handed recipient, once
  * the handover's lease ends the claim of any instance gives it a {@code pending} row and sends it
@@ -55,6 +57,19 @@ public final class Handover {
     /** How many devices the page should select: what the room takes, given the platform mix seen so far. */
     public int limit() {
         return limit;
+    }
+
+    /** The most recipients one unleased handover lists (see {@link #unleasedChunk}). */
+    public static final int UNLEASED_MAX = 250;
+
+    /**
+     * How many recipients of the page's rest (beyond {@link #room}) one unleased handover lists: at most
+     * {@link #UNLEASED_MAX} and at most this lane's in-flight budget, so that a lane of a worker configured
+     * as this one always has the room to lease one whole ({@link Claimer}, {@code leaseHandovers}; the room
+     * is twice the budget). Smaller handovers cost a row per run; larger ones would wait for room longer.
+     */
+    public int unleasedChunk() {
+        return Math.min(UNLEASED_MAX, lane.capacity());
     }
 
     /** The lease of the handed recipients: their handover's {@code lease_until}. */

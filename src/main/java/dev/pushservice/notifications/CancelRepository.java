@@ -62,9 +62,43 @@ class CancelRepository {
                 .query(Integer.class).single();
     }
 
-    /** Whether the notification has a pending recipient (through the work index). */
+    /**
+     * Makes the recipients of up to {@code limit} of the notification's unleased handovers (V59: pending,
+     * waiting for any worker's lease) {@code cancelled} rows and deletes those handovers, in one
+     * statement; the delete takes them off {@code pending} (V59's trigger), the rows count themselves
+     * {@code cancelled}. Handovers a lease holds this instant are skipped: leased, the lanes drop their
+     * recipients as they drop claimed ones.
+     *
+     * @return how many recipients were cancelled
+     */
+    int cancelUnleasedBatch(UUID appId, UUID id, int limit, Instant now) {
+        return jdbc.sql("""
+                        with batch as (
+                            select o.id from notification_handovers o
+                            where o.notification_id = :id and o.lease_until is null
+                            order by o.id limit :limit
+                            for update skip locked),
+                        gone as (
+                            delete from notification_handovers o using batch b
+                            where o.id = b.id and o.app_id = :app and o.lease_until is null
+                            returning o.*)
+                        insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
+                            external_user_id, status, attempts, next_attempt_at, due_at, expires_at, updated_at)
+                        select g.notification_id, l.device_id, g.app_id, l.platform, l.user_id, l.external_user_id,
+                               'cancelled', 0, :now, g.created_at, g.expires_at, :now
+                        from gone g
+                        cross join lateral unnest(g.device_ids, g.platforms, g.user_ids, g.external_user_ids)
+                            as l(device_id, platform, user_id, external_user_id)
+                        on conflict (notification_id, device_id) do nothing""")
+                .param("id", id).param("app", appId).param("limit", Math.max(1, limit / dev.pushservice.delivery.Handover.UNLEASED_MAX))
+                .param("now", ts(now)).update();
+    }
+
+    /** Whether the notification has a pending recipient (through the work index), or an unleased handover. */
     boolean hasPending(UUID id) {
-        return jdbc.sql("select exists (select 1 from notification_recipients where notification_id = :id and status = 'pending')")
+        return jdbc.sql("""
+                        select exists (select 1 from notification_recipients where notification_id = :id and status = 'pending')
+                            or exists (select 1 from notification_handovers where notification_id = :id and lease_until is null)""")
                 .param("id", id).query(Boolean.class).single();
     }
 

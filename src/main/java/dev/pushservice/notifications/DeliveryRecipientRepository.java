@@ -164,6 +164,119 @@ class DeliveryRecipientRepository {
                 .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED);
     }
 
+    /**
+     * Leases whole unleased handovers (V59) of the lane's processing notifications on {@code platform},
+     * oldest notification first and within it oldest handover first, as many as hold at most {@code room}
+     * recipients together (none when the first holds more): sets their lease to {@code leaseEnd} and
+     * returns their recipients as handed ({@link DeliveryStore.Handed}, their first attempt counted, the
+     * device token read now), for the lane's hand-over queue. A recipient whose device was disabled or
+     * invalidated since the fan-out (or is gone) is not leased for sending: the same statement inserts its
+     * row {@code failed} with {@link DeliveryReasons#DEVICE_DISABLED} or {@link DeliveryReasons#DEVICE_INVALIDATED}
+     * (no attempt), counts it recorded on its handover and returns it as a claim returns such a row (not
+     * handed, with the reason in {@link Claimed#unsendable()}). The statement moves the counts itself:
+     * every entry off {@code pending}, the sendable ones onto {@code sending} (the failed rows count
+     * themselves). Handovers another transaction holds are skipped ({@code SKIP LOCKED}); apps as in
+     * {@link #claim}. In a transaction: a handover all of whose recipients were unsendable is deleted by
+     * the same transaction ({@link #dropRecordedHandovers}).
+     */
+    List<Claimed> leaseHandovers(Priority lane, Platform platform, int room, Instant now, Instant leaseEnd,
+                                 DeliveryStore.Apps apps) {
+        if (room < 1) return List.of();
+        if (!org.springframework.transaction.support.TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("a lease runs in a transaction with the delete of what it emptied");
+        }
+        java.util.Set<Long> emptied = new java.util.HashSet<>();
+        List<Claimed> leased = jdbc.sql("""
+                        with cand as (
+                            select o.id, o.handed, row_number() over () as ord
+                            from (select n.id from notifications n
+                                  where n.status = 'processing' and n.priority = :lane
+                                    and n.app_id <> all(:except) and (cast(:only as uuid) is null or n.app_id = :only)
+                                  order by n.created_at, n.id) n
+                            cross join lateral (
+                                select o.id, o.handed from notification_handovers o
+                                where o.notification_id = n.id and o.platform = :platform and o.lease_until is null
+                                order by o.id
+                                limit :most
+                                for update of o skip locked) o
+                            limit :most),
+                        pick as (select c.id from (select id, sum(handed) over (order by ord) as upto from cand) c
+                                 where c.upto <= :room),
+                        h as materialized (
+                            select o.id, o.notification_id, o.app_id, o.expires_at, o.created_at, o.render_values,
+                                   o.device_ids, o.user_ids, o.external_user_ids
+                            from notification_handovers o where o.id in (select id from pick)),
+                        e as materialized (
+                            select h.id as handover_id, h.notification_id, h.app_id, h.expires_at, h.created_at,
+                                   l.device_id, l.user_id, l.external_user_id, d.token,
+                                   (h.render_values -> l.device_id::text)::text as render_values,
+                                   case when d.id is null then :invalidated
+                                        when not d.enabled then :disabled
+                                        when d.invalidated_at is not null then :invalidated end as unsendable
+                            from h
+                            cross join lateral unnest(h.device_ids, h.user_ids, h.external_user_ids)
+                                as l(device_id, user_id, external_user_id)
+                            left join devices d on d.id = l.device_id),
+                        bad as (select handover_id, count(*) as n from e where unsendable is not null group by 1),
+                        leased as (
+                            update notification_handovers o
+                            set lease_until = :lease_end, recorded = o.recorded + coalesce(bad.n, 0)
+                            from pick left join bad on bad.handover_id = pick.id
+                            where o.id = pick.id
+                            returning o.id),
+                        failed as (
+                            insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,
+                                external_user_id, status, attempts, last_error, next_attempt_at, due_at, expires_at, updated_at)
+                            select e.notification_id, e.device_id, e.app_id, :platform, e.user_id, e.external_user_id,
+                                   'failed', 0, e.unsendable, :now, e.created_at, e.expires_at, :now
+                            from e where e.unsendable is not null
+                            on conflict (notification_id, device_id) do nothing),
+                        counts as (
+                            insert into notification_counts (notification_id, app_id, platform, status, reason, count)
+                            select g.notification_id, g.app_id, :platform, s.status, null, s.n
+                            from (select notification_id, app_id, count(*) as total,
+                                         count(*) filter (where unsendable is null) as sendable
+                                  from e group by 1, 2) g
+                            cross join lateral (values ('pending', -g.total), ('sending', g.sendable)) as s(status, n)
+                            where s.n <> 0)
+                        select e.handover_id, e.notification_id, e.app_id, e.device_id, e.user_id, e.external_user_id,
+                               e.token, e.render_values, e.expires_at, e.unsendable,
+                               case when e.unsendable is null then 1 else 0 end as attempts,
+                               (select count(*) from leased) as leased
+                        from e""")
+                .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
+                .param("lease_end", ts(leaseEnd)).param("room", room).param("most", LEASED_HANDOVERS)
+                .param("except", apps.except().toArray(UUID[]::new)).param("only", apps.only())
+                .param("disabled", DeliveryReasons.DEVICE_DISABLED).param("invalidated", DeliveryReasons.DEVICE_INVALIDATED)
+                .query((rs, n) -> {
+                    long handover = rs.getLong("handover_id");
+                    if (rs.getString("unsendable") == null) {
+                        return claimed(rs, platform, new DeliveryStore.Handed(handover, rs.getObject("user_id", UUID.class)), now);
+                    }
+                    emptied.add(handover);
+                    return claimed(rs, platform, null, now);
+                })
+                .list();
+        if (!emptied.isEmpty()) {
+            for (Claimed c : leased) if (c.handed() != null) emptied.remove(c.handed().handover());
+            dropRecordedHandovers(emptied);
+        }
+        return leased;
+    }
+
+    /** Handovers one {@link #leaseHandovers} looks at (and may lease) at most. */
+    static final int LEASED_HANDOVERS = 16;
+
+    /**
+     * Deletes those of {@code ids} whose every recipient is recorded (a lease found them all unsendable:
+     * their rows were inserted {@code failed} by it). Their leases are set, so the delete counts nothing.
+     */
+    void dropRecordedHandovers(Collection<Long> ids) {
+        if (ids.isEmpty()) return;
+        jdbc.sql("delete from notification_handovers where id = any(:ids) and recorded >= handed")
+                .param("ids", ids.toArray(Long[]::new)).update();
+    }
+
     /** A claimed row as delivery reads it: also how a preview reads its sample recipients. */
     static Claimed claimed(ResultSet rs, Platform platform) throws SQLException {
         return claimed(rs, platform, null, null);

@@ -195,9 +195,13 @@ class FanOutPageRepository {
 
     /**
      * A page's hand-over: the first {@code room[platform ordinal]} recipients of each platform get no
-     * row but are listed in one {@code notification_handovers} row, leased until {@code leaseEnd}.
+     * row but are listed in one {@code notification_handovers} row, leased until {@code leaseEnd}. With
+     * {@code unleasedChunk} above 0 the rest of the page gets no row either: it is listed in unleased
+     * handovers (V59), one per platform and run of up to {@code unleasedChunk} recipients, which any
+     * worker's claimer leases whole ({@link DeliveryRecipientRepository#leaseHandovers}); with 0 the rest
+     * is inserted {@code pending}, as without a hand-over.
      */
-    record Handing(int[] room, Instant leaseEnd) {
+    record Handing(int[] room, Instant leaseEnd, int unleasedChunk) {
     }
 
     /**
@@ -227,7 +231,8 @@ class FanOutPageRepository {
      * {@code notification_handovers} row lists them, leased until {@code leaseEnd}, and they are
      * returned with their device's token and their first attempt counted, for this instance's lane
      * ({@link dev.pushservice.delivery.Handover}); recording inserts their rows with their outcomes.
-     * The rest of the page is inserted {@code pending}. The cursor saved with the page keeps a handed
+     * The rest of the page is listed in unleased handovers ({@link Handing#unleasedChunk}), or inserted
+     * {@code pending} when that is 0. The cursor saved with the page keeps a handed
      * device out of every later page. One statement; call it inside a transaction.
      */
     HandedPage insertHanded(Page page, Instant expiresAt, Handing handing, RenderValues renderValues, Instant now) {
@@ -286,26 +291,39 @@ class FanOutPageRepository {
             rows = "unnest(cast(:ids as uuid[]), cast(:due as bigint[]), cast(:expires as bigint[]), cast(:gone as text[]))"
                     + " as v(id, due, expires, gone) join devices p on p.id = v.id and p.app_id = :app";
         }
+        boolean unleased = handing != null && handing.unleasedChunk() > 0;
         if (handing != null) {
-            sql.append("ranked as (select p.*, row_number() over (partition by p.platform order by p.created_at desc, p.id)")
-                    .append(" <= case p.platform when 'ios' then :room_ios when 'android' then :room_android")
-                    .append(" when 'web' then :room_web else 0 end as handed from page p), ");
+            sql.append("ranked as (select q.*, q.rn <= q.room as handed from (select p.*,")
+                    .append(" row_number() over (partition by p.platform order by p.created_at desc, p.id) as rn,")
+                    .append(" case p.platform when 'ios' then :room_ios when 'android' then :room_android")
+                    .append(" when 'web' then :room_web else 0 end as room from page p) q), ");
             rows = "ranked p";
         }
         if (times instanceof Times.PerZone) {
             sql.append("zones as (select * from jsonb_to_recordset(cast(:zones as jsonb))")
                     .append(" as m(z text, d timestamptz, x timestamptz, e text)), ");
         }
-        sql.append("ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,")
+        if (!unleased) sql.append("ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,")
                 .append(" external_user_id, status, last_error, next_attempt_at, due_at, expires_at, render_values, updated_at)")
                 .append(" select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, ")
                 .append(times.status()).append(", ").append(times.gone()).append(", ").append(times.due()).append(", ")
                 .append(times.due()).append(", ").append(times.expires()).append(", ").append(values).append(", :now")
                 .append(" from ").append(rows).append(" left join users u on u.id = p.user_id").append(times.joins())
                 .append(handing != null ? " where not p.handed" : "")
-                .append(" on conflict (notification_id, device_id) do nothing returning due_at, status) ");
+                .append(" on conflict (notification_id, device_id) do nothing returning due_at, status), ");
+        if (unleased) {
+            // the rest of the page, per platform in runs of up to :chunk, for any worker's claimer to lease
+            sql.append("rest as (insert into notification_handovers (notification_id, app_id, lease_until, created_at,")
+                    .append(" expires_at, handed, list_key, platform, device_ids, platforms, user_ids, external_user_ids,")
+                    .append(" render_values) select :notification, :app, null, :now, :expires_at, count(*),")
+                    .append(" min(p.id::text collate \"C\")::uuid, p.platform, array_agg(p.id), array_agg(p.platform),")
+                    .append(" array_agg(p.user_id), array_agg(u.external_user_id),")
+                    .append(" jsonb_object_agg(p.id::text, ").append(values).append(") filter (where ").append(values)
+                    .append(" is not null) from ranked p left join users u on u.id = p.user_id where not p.handed")
+                    .append(" group by p.platform, (p.rn - p.room - 1) / :chunk returning handed), ");
+        }
         if (handing != null) {
-            sql.append(", hand as (select p.id, p.platform, p.user_id, u.external_user_id, p.token, ").append(values)
+            sql.append("hand as (select p.id, p.platform, p.user_id, u.external_user_id, p.token, ").append(values)
                     .append(" as rv from ranked p left join users u on u.id = p.user_id where p.handed), ")
                     .append("ho as (insert into notification_handovers (notification_id, app_id, lease_until, created_at,")
                     .append(" expires_at, handed, list_key, device_ids, platforms, user_ids, external_user_ids, render_values)")
@@ -314,7 +332,8 @@ class FanOutPageRepository {
                     .append(" jsonb_object_agg(id::text, rv) filter (where rv is not null) from hand having count(*) > 0")
                     .append(" returning id), ")
                     .append("summary as (select (select count(*) from page) as selected,")
-                    .append(" (select count(*) from ins) + (select count(*) from hand) as inserted,")
+                    .append(unleased ? " (select coalesce(sum(handed), 0) from rest)" : " (select count(*) from ins)")
+                    .append(" + (select count(*) from hand) as inserted,")
                     .append(" (select count(*) from page where platform = 'ios') as selected_ios,")
                     .append(" (select count(*) from page where platform = 'android') as selected_android,")
                     .append(" (select count(*) from page where platform = 'web') as selected_web,")
@@ -325,12 +344,14 @@ class FanOutPageRepository {
                     .append(" cast(:expires_at as timestamptz) as expires_at, cast(null as text) as unsendable")
                     .append(" from summary s left join ho on true left join hand h on true");
         } else if (audience) {
-            sql.append("select (select count(*) from page) as selected, (select count(*) from ins) as inserted,")
+            sql.setLength(sql.length() - 2); // the ", " after the last CTE
+            sql.append(" select (select count(*) from page) as selected, (select count(*) from ins) as inserted,")
                     .append(times instanceof Times.PerZone
                             ? " (select max(due_at) from ins where status = 'pending') as last_due," : "")
                     .append(PAGE_END);
         } else {
-            sql.append("select (select count(*) from ins) as inserted");
+            sql.setLength(sql.length() - 2);
+            sql.append(" select (select count(*) from ins) as inserted");
         }
         var spec = jdbc.sql(sql.toString()).param("app", page.appId()).param("notification", page.notificationId())
                 .param("now", ts(now));
@@ -340,6 +361,7 @@ class FanOutPageRepository {
                     .param("room_ios", handing.room()[Platform.IOS.ordinal()])
                     .param("room_android", handing.room()[Platform.ANDROID.ordinal()])
                     .param("room_web", handing.room()[Platform.WEB.ordinal()]);
+            if (unleased) spec = spec.param("chunk", handing.unleasedChunk());
         }
         return spec.params(times.params());
     }

@@ -71,6 +71,7 @@ class NotificationCancels {
         long lockedSince = 0;
         while (true) {
             int n = transactions.execute(status -> cancels.cancelPendingBatch(app, id, batch, clock.instant()));
+            if (n == 0) n = transactions.execute(status -> cancels.cancelUnleasedBatch(app, id, batch, clock.instant()));
             cancelled += n;
             if (n > 0) {
                 lockedSince = 0;

@@ -66,7 +66,9 @@ import tools.jackson.databind.node.JsonNodeFactory;
  *       no recipient is added after it. A page due at once goes in part straight to this instance's
  *       lane ({@link Handover}): it lists what the lane takes in a leased handover instead of
  *       inserting them (recording inserts them with their outcome), handed to the lane after the
- *       commit; the rest are inserted {@code pending}, claimable by every worker. How much the lane
+ *       commit; the rest are listed in unleased handovers (V59: pending, one per platform and run of up
+ *       to {@code Handover#unleasedChunk} recipients), each leased whole by whichever worker's lane has
+ *       room first, so every worker's share is batched as the fan-out's own is. How much the lane
  *       takes depends on the worker instances alive (see {@code DeliveryEngine#reserve}): with
  *       several, a whole page of which this instance's share (1/N per platform, within its free room,
  *       never waiting for room), so every worker delivers its part of the send; with this one alone,
@@ -297,7 +299,7 @@ public class NotificationFanOut {
     /**
      * One page due at once whose first recipients per platform, as many as {@code handover} has room
      * for, are listed in a leased handover and handed to this instance's lane after the commit (no row, no claim);
-     * the rest are {@code pending}, for any instance's claim. A page that does not commit gives the
+     * the rest are listed in unleased handovers, for any worker's lease. A page that does not commit gives the
      * room back. Leaves the page's devices per platform in {@code seen}.
      */
     private FanOutPageRepository.PageResult handedPage(NotificationRepository.Row current,
@@ -308,7 +310,7 @@ public class NotificationFanOut {
         for (Platform p : Platform.values()) room[p.ordinal()] = handover.room(p);
         Instant expiresAt = ((FanOutPageRepository.Times.AtOnce) timing.pageTimes()).expiresAt();
         FanOutPageRepository.HandedPage page = pages.insertHanded(next(current, audience, handover.limit()), expiresAt,
-                new FanOutPageRepository.Handing(room, handover.leaseEnd()), renderValues, clock.instant());
+                new FanOutPageRepository.Handing(room, handover.leaseEnd(), handover.unleasedChunk()), renderValues, clock.instant());
         // the next page's mix is predicted by this one's: audiences are read in creation order, where
         // platforms come in runs (an app's iOS users first, its web users later) as often as mixed
         System.arraycopy(page.selectedPerPlatform(), 0, seen, 0, seen.length);

@@ -121,9 +121,11 @@ class NotificationReadRepository {
      *     key) only until they hold enough members, counting in the position's own group only the members
      *     after it; every batch of the last group reached is read too (a group's members interleave across
      *     its batches), then their members are sorted. A page reads a group or two, at any depth;
-     * <li>the recipients handed over and not recorded yet, as {@code sending}: each handover's entries less
-     *     those its batches hold (one hash per handover), sorted, probing the recipients' key only until
-     *     there are enough.
+     * <li>the recipients handed over and not recorded yet, as {@code sending} (as {@code pending} while their
+     *     handover is unleased, V59): the handovers from the position's on, walked in list-key order
+     *     ({@code notification_handovers_list_idx}) only until their unrecorded entries are enough (a spread
+     *     send has a handover per 250 recipients waiting for a lease), each handover's entries less those its
+     *     batches hold (one hash per handover), sorted, probing the recipients' key only until there are enough.
      * </ul>
      */
     private JdbcClient.StatementSpec recipients(ListPosition after, UUID appId, UUID id, int limit, long offset) {
@@ -159,19 +161,29 @@ class NotificationReadRepository {
                                      cast(:last as uuid))%5$s
                                order by b.list_key, m.device_id limit :branch)
                               union all
-                              (select h.list_key, h.device_id, h.platform, h.external_user_id, 'sending', 1,
+                              (select h.list_key, h.device_id, h.platform, h.external_user_id,
+                                      case when h.leased then 'sending' else 'pending' end, case when h.leased then 1 else 0 end,
                                       cast(null as text), h.created_at, h.created_at, h.expires_at
-                               from (select o.list_key, l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at
+                               from (select o.list_key, l.device_id, l.platform, l.external_user_id, o.created_at, o.expires_at,
+                                            o.lease_until is not null as leased
                                      from notification_handovers o
                                      cross join lateral (%7$s) l
                                      where o.notification_id = :id and o.app_id = :app%6$s
+                                       and o.list_key <= coalesce(
+                                           (select w.list_key
+                                            from (select o2.list_key, sum(o2.handed - o2.recorded) over (order by o2.list_key) as upto
+                                                  from notification_handovers o2
+                                                  where o2.notification_id = :id%8$s) w
+                                            where w.upto >= :branch limit 1),
+                                           cast(:last as uuid))
                                      order by o.list_key, l.device_id) h
                                where not exists (select 1 from notification_recipients x
                                                  where x.notification_id = :id and x.device_id = h.device_id)
                                order by h.list_key, h.device_id limit :branch)) s
                         order by list_key, device_id limit :limit offset :offset"""
                         .formatted(rowsAfter, batchesAfter.formatted("b"), membersAfter, batchesAfter.formatted("b2"),
-                                memberAfter, handedAfter, DeliveryRecipientRepository.UNRECORDED_ENTRIES))
+                                memberAfter, handedAfter, DeliveryRecipientRepository.UNRECORDED_ENTRIES,
+                                cursor ? " and o2.list_key > :g" : ""))
                 .param("id", id).param("app", appId).param("limit", limit).param("offset", offset)
                 .param("branch", offset + limit).param("last", LAST_UUID);
         return cursor ? spec.param("g", after.listKey()).param("a", after.deviceId()) : spec;

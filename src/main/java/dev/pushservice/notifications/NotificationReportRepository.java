@@ -233,7 +233,9 @@ class NotificationReportRepository {
                         and b.device_ids && (select coalesce(array_agg(id), '{}') from d)
                         and m.device_id in (select id from d)
                       union all
-                      select l.device_id, l.platform, l.external_user_id, 'sending', 1, null, null,
+                      select l.device_id, l.platform, l.external_user_id,
+                             case when o.lease_until is null then 'pending' else 'sending' end,
+                             case when o.lease_until is null then 0 else 1 end, null, null,
                              o.created_at, o.created_at, o.expires_at
                       from notification_handovers o
                       cross join lateral (%s) l

@@ -179,6 +179,14 @@ class RecipientDelivery implements DeliveryStore, DeliveryHandoff {
         return admission.admitted();
     }
 
+    @Override
+    public List<Claimed> leaseHandovers(Priority lane, Platform platform, int room, Instant now, Duration lease,
+                                        DeliveryStore.Apps apps) {
+        // unsendable recipients come back failed (not handed), as from a claim: the lane counts them and
+        // their recording looks at whether their notification is finished
+        return recipients.inTransaction(() -> recipients.leaseHandovers(lane, platform, room, now, now.plus(lease), apps));
+    }
+
     /** Handovers whose lease ended {@link #reclaimHandovers} takes per statement. */
     static final int RECLAIMED_HANDOVERS = 20;
     /** How often per lane a claim looks for handovers whose lease ended: leases last minutes, a look is a statement. */

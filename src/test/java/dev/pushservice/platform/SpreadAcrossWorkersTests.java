@@ -16,6 +16,7 @@ import dev.pushservice.support.TestDatabase;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpRequest;
+import tools.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -165,6 +166,120 @@ class SpreadAcrossWorkersTests {
             assertThat(one).as("the first worker's share (%s of %s)", one, RECIPIENTS).isGreaterThanOrEqualTo(RECIPIENTS * 0.35);
             assertThat(two).as("the second worker's share (%s of %s)", two, RECIPIENTS).isGreaterThanOrEqualTo(RECIPIENTS * 0.35);
             assertThat(setup.tokens()).allSatisfy(t -> assertThat(fcm.receivedFor(t)).hasSize(1));
+            // every recipient reached a lane through a handover, the fan-out's own or one leased whole by the
+            // other worker (V59), none as a row claimed one by one
+            assertThat(delivered(first, "claimed") + delivered(second, "claimed")).as("claimed one by one").isZero();
+        }
+    }
+
+    /**
+     * Marks a worker that is never there as alive, so that the fan-out of {@code api} leaves each page but its
+     * own share to the other worker's lease (V59); the lone real worker leases it all in the end.
+     */
+    private static void pretendASecondWorker(AppInstance api) {
+        api.jdbc().sql("insert into worker_instances (name, started_at, seen_at) values ('elsewhere', now(), now() + interval '1 hour')")
+                .update();
+        await().atMost(Duration.ofSeconds(20)).until(() -> api.bean(WorkerPresence.class).workers() == 2);
+    }
+
+    private static String create(AppInstance api, String key, String body) {
+        TestApi.Response created = api.api.send(api.api.request("/v1/notifications", key)
+                .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+        assertThat(created.status()).as(created.toString()).isEqualTo(202);
+        return created.json().path("notification_id").asString();
+    }
+
+    /** The notification's counts as GET /v1/notifications/{id} shows them, the zeros left out. */
+    private static Map<String, Long> counts(AppInstance api, String key, String id) {
+        Map<String, Long> counts = new java.util.HashMap<>();
+        api.api.get("/v1/notifications/" + id, key).json().path("counts").properties()
+                .forEach(e -> { if (e.getValue().asLong() != 0) counts.put(e.getKey(), e.getValue().asLong()); });
+        return counts;
+    }
+
+    @Test
+    void recipientsLeftForAnyWorkerArePendingUntilALaneLeasesTheirHandoverWhole() throws Exception {
+        try (AppInstance alone = slowWorker("api,scheduler,worker").start()) {
+            Setup setup = setUp(alone, "unleased");
+            pretendASecondWorker(alone);
+            JdbcClient jdbc = alone.jdbc();
+            double claimedBefore = delivered(alone, "claimed");
+            String id = create(alone, setup.key(), "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+            // once every recipient exists (the fan-out takes well under a second), the devices last in the audience's
+            // order (the last page's last 100) are disabled, long before the lane gets to lease their handovers
+            await().atMost(Duration.ofSeconds(30)).until(() -> alone.api.get("/v1/notifications/" + id, setup.key())
+                    .json().path("recipient_count").asLong() == RECIPIENTS);
+            List<UUID> last = jdbc.sql("select id from devices where token like 'spread-%' order by created_at, id desc limit 100")
+                    .query(UUID.class).list();
+            jdbc.sql("update devices set enabled = false where id = any(:ids)")
+                    .param("ids", last.toArray(UUID[]::new)).update();
+
+            // while the one lane works through the send (~200 pushes a second), most of it waits in unleased
+            // handovers: pending, no attempt, in the counts and in the list
+            await().atMost(Duration.ofSeconds(30)).until(() -> counts(alone, setup.key(), id).getOrDefault("pending", 0L) > 1_000);
+            long unleased = jdbc.sql("select coalesce(sum(handed), 0) from notification_handovers"
+                            + " where notification_id = cast(:id as uuid) and lease_until is null").param("id", id)
+                    .query(Long.class).single();
+            assertThat(unleased).as("recipients in unleased handovers").isGreaterThan(1_000);
+            assertThat(jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)")
+                    .param("id", id).query(Long.class).single()).as("no row for them").isLessThan(RECIPIENTS - unleased + 1);
+            List<JsonNode> listed = new ArrayList<>();
+            for (int n = 1; n <= 30; n++) {
+                JsonNode page = alone.api.get("/v1/notifications/" + id + "/recipients?limit=200&page=" + n, setup.key()).json();
+                page.path("data").forEach(listed::add);
+                if (!page.path("pagination").path("has_more").asBoolean()) break;
+            }
+            assertThat(listed).hasSize((int) RECIPIENTS);
+            assertThat(listed).filteredOn(r -> r.path("status").asString().equals("pending")).hasSizeGreaterThan(500)
+                    .allSatisfy(r -> assertThat(r.path("attempts").asInt()).isZero());
+
+            await().atMost(Duration.ofSeconds(120)).until(() -> alone.api.get("/v1/notifications/" + id, setup.key())
+                    .json().path("status").asString().equals("completed"));
+            assertThat(statuses(jdbc, id)).containsOnly(Map.entry("accepted", RECIPIENTS - 100), Map.entry("failed", 100L));
+            assertThat(counts(alone, setup.key(), id)).containsOnly(Map.entry("accepted", RECIPIENTS - 100), Map.entry("failed", 100L));
+            assertThat(jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)"
+                            + " and device_id = any(:ids) and status = 'failed' and last_error = 'device_disabled' and attempts = 0")
+                    .param("id", id).param("ids", last.toArray(UUID[]::new)).query(Long.class).single())
+                    .as("each disabled device failed by the lease, never attempted").isEqualTo(100);
+            List<String> disabledTokens = jdbc.sql("select token from devices where id = any(:ids)")
+                    .param("ids", last.toArray(UUID[]::new)).query(String.class).list();
+            assertThat(disabledTokens).allSatisfy(t -> assertThat(fcm.receivedFor(t)).isEmpty());
+            assertThat(delivered(alone, "claimed") - claimedBefore).as("claimed one by one").isZero();
+            assertThat(jdbc.sql("select count(*) from notification_handovers where notification_id = cast(:id as uuid)")
+                    .param("id", id).query(Long.class).single()).as("handovers left").isZero();
+        }
+    }
+
+    @Test
+    void aCancelTurnsUnleasedHandoversIntoCancelledRecipientsAndNothingIsSentAfterIt() throws Exception {
+        try (AppInstance alone = slowWorker("api,scheduler,worker").start()) {
+            Setup setup = setUp(alone, "unleased cancel");
+            pretendASecondWorker(alone);
+            JdbcClient jdbc = alone.jdbc();
+            String id = create(alone, setup.key(), "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+            await().atMost(Duration.ofSeconds(30)).until(() -> counts(alone, setup.key(), id).getOrDefault("accepted", 0L) > 100
+                    && counts(alone, setup.key(), id).getOrDefault("pending", 0L) > 1_000);
+
+            TestApi.Response cancel = alone.api.post("/v1/notifications/" + id + "/cancel", setup.key(), "");
+            assertThat(cancel.status()).as(cancel.toString()).isEqualTo(200);
+            long sentAtCancel = setup.tokens().stream().filter(t -> !fcm.receivedFor(t).isEmpty()).count();
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> jdbc.sql(
+                    "select count(*) from notification_handovers where notification_id = cast(:id as uuid)")
+                    .param("id", id).query(Long.class).single() == 0
+                    && !statuses(jdbc, id).containsKey("pending") && !statuses(jdbc, id).containsKey("sending"));
+            Thread.sleep(REPLY_DELAY.toMillis() * 3); // answers of pushes written before the cancel answered
+            long sent = setup.tokens().stream().filter(t -> !fcm.receivedFor(t).isEmpty()).count();
+            // the lane's in-flight budget (20) may have been on its way out as the cancel answered, no more
+            assertThat(sent - sentAtCancel).as("sent after the cancel answered").isLessThanOrEqualTo(20);
+            Map<String, Long> statuses = statuses(jdbc, id);
+            assertThat(statuses.keySet()).containsOnly("accepted", "cancelled");
+            assertThat(statuses.get("cancelled")).isGreaterThan(1_000);
+            // every push sent was accepted, and one more: the device of the warm-up is in the audience too
+            assertThat(statuses.get("accepted")).isEqualTo(sent + 1);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(counts(alone, setup.key(), id)).isEqualTo(statuses));
         }
     }
 

@@ -39,6 +39,10 @@ done
 echo "workers alive as each sees it: worker1 $(alive worker1), worker2 $(alive worker2)"
 B1=$(delivered worker1); B2=$(delivered worker2)
 C0=$(cpu_ticks "${PIDS[worker1]}" "${PIDS[worker2]}" "${PIDS[api]}")
+W10=$(cpu_ticks "${PIDS[worker1]}"); W20=$(cpu_ticks "${PIDS[worker2]}"); A0=$(cpu_ticks "${PIDS[api]}")
+# the machine's PostgreSQL: every process of its cluster (pooled backends live through the send)
+pg_ticks() { local t=0 pid; for pid in $(pgrep -u postgres); do [ -r "/proc/$pid/stat" ] && t=$((t + $(awk '{print $14+$15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
+P0=$(pg_ticks)
 
 ID=$(send '{"title":"Bench","body":"spread","priority":"bulk","ttl":86400,"target":{"type":"all"}}')
 START=$(date +%s.%N)
@@ -50,6 +54,8 @@ trap 'kill "$PROGRESS" 2>/dev/null || true; drill_cleanup' EXIT
 wait_terminal "$ID" 3600 || echo "not finished within an hour" >&2
 kill "$PROGRESS" 2>/dev/null || true
 C1=$(cpu_ticks "${PIDS[worker1]}" "${PIDS[worker2]}" "${PIDS[api]}")
+W11=$(cpu_ticks "${PIDS[worker1]}"); W21=$(cpu_ticks "${PIDS[worker2]}"); A1=$(cpu_ticks "${PIDS[api]}")
+P1=$(pg_ticks)
 D1=$(( $(delivered worker1) - B1 )); D2=$(( $(delivered worker2) - B2 ))
 H1=$(delivered worker1 handed); H2=$(delivered worker2 handed)
 FANOUT=none
@@ -60,11 +66,14 @@ SECONDS_TAKEN=$($PG -Atc "select extract(epoch from (finished_at - created_at)) 
 echo "recipients by status:"
 by_status "$ID"
 awk -v d1="$D1" -v d2="$D2" -v h1="$H1" -v h2="$H2" -v n="$DEVICES" -v s="$SECONDS_TAKEN" -v f="$FANOUT" \
-    -v cpu=$(( C1 - C0 )) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+    -v cpu=$(( C1 - C0 )) -v w1=$(( W11 - W10 )) -v w2=$(( W21 - W20 )) -v api=$(( A1 - A0 )) -v pg=$(( P1 - P0 )) \
+    -v hz="$(getconf CLK_TCK)" 'BEGIN {
   t = d1 + d2
-  printf "worker1: %d delivered (%.1f%%; %d handed over by its fan-out, %d claimed)\n", d1, 100 * d1 / (t ? t : 1), h1, d1 - h1
-  printf "worker2: %d delivered (%.1f%%; %d handed over by its fan-out, %d claimed)\n", d2, 100 * d2 / (t ? t : 1), h2, d2 - h2
+  printf "worker1: %d delivered (%.1f%%; %d handed over: its fan-out'"'"'s share or handovers it leased; %d claimed row by row)\n", d1, 100 * d1 / (t ? t : 1), h1, d1 - h1
+  printf "worker2: %d delivered (%.1f%%; %d handed over: its fan-out'"'"'s share or handovers it leased; %d claimed row by row)\n", d2, 100 * d2 / (t ? t : 1), h2, d2 - h2
   printf "fan-out ran on %s; %d of %d devices delivered; send to completed %.1f s: %.0f recipients/s; CPU of the three instances %.1f s\n",
     f, t, n, s, t / (s ? s : 1), cpu / hz
+  printf "CPU from the send to completed: worker1 %.1f s, worker2 %.1f s, api %.1f s, PostgreSQL %.1f s; per recipient %.0f us (instances) + %.0f us (PostgreSQL)\n",
+    w1 / hz, w2 / hz, api / hz, pg / hz, 1e6 * cpu / hz / (t ? t : 1), 1e6 * pg / hz / (t ? t : 1)
 }'
 echo "load average before $LOAD_BEFORE, after $(loadavg)"

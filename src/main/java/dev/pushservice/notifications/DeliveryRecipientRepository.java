@@ -859,25 +859,34 @@ class DeliveryRecipientRepository {
     static final int STATS_DEPTH_CAP = 10_000;
 
     /**
-     * Due work of a lane (pending, or claimed with its lease run out: what a claim would take), read
-     * from the work index alone: the depth counted up to {@link #STATS_DEPTH_CAP}, the oldest due time
-     * as the first entry of each notification's and platform's range. Counting every due row of a
+     * Due work of a lane (pending, or claimed with its lease run out: what a claim would take, and the
+     * recipients of unleased handovers, V59), read from the work index and the unleased handovers' index
+     * alone: the depth counted up to {@link #STATS_DEPTH_CAP}, the oldest due time as the first entry of
+     * each notification's and platform's range (an unleased handover's: its page's time). Counting every due row of a
      * large send (and reading each row for its status) cost PostgreSQL a sixth as much as claiming them
      * (bench/README.md, "Figures behind design comments").
      */
     QueueStats stats(Priority lane, Instant now) {
         return jdbc.sql("""
                         with work as (select n.id from notifications n where n.status = 'processing' and n.priority = :lane)
-                        select (select count(*) from (select 1 from notification_recipients r
+                        select least(:cap, (select count(*) from (select 1 from notification_recipients r
                                                       where r.notification_id in (select id from work)
                                                         and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
-                                                      limit :cap) capped) as depth,
-                               (select min(first.at) from work
-                                cross join (values ('ios'), ('android'), ('web')) as p(platform)
-                                cross join lateral (select r.next_attempt_at as at from notification_recipients r
-                                                    where r.notification_id = work.id and r.platform = p.platform
-                                                      and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
-                                                    order by r.next_attempt_at limit 1) first) as oldest""")
+                                                      limit :cap) capped)
+                                     + (select coalesce(sum(u.handed), 0) from (
+                                            select o.handed from notification_handovers o
+                                            where o.notification_id in (select id from work) and o.lease_until is null
+                                            limit :cap) u)) as depth,
+                               least((select min(first.at) from work
+                                      cross join (values ('ios'), ('android'), ('web')) as p(platform)
+                                      cross join lateral (select r.next_attempt_at as at from notification_recipients r
+                                                          where r.notification_id = work.id and r.platform = p.platform
+                                                            and r.status in ('pending', 'sending') and r.next_attempt_at <= :now
+                                                          order by r.next_attempt_at limit 1) first),
+                                     (select min(first.at) from work
+                                      cross join lateral (select o.created_at as at from notification_handovers o
+                                                          where o.notification_id = work.id and o.lease_until is null
+                                                          order by o.id limit 1) first)) as oldest""")
                 .param("lane", lane.value()).param("now", ts(now)).param("cap", STATS_DEPTH_CAP)
                 .query((rs, n) -> {
                     OffsetDateTime oldest = rs.getObject("oldest", OffsetDateTime.class);

@@ -222,6 +222,9 @@ class SpreadAcrossWorkersTests {
                             + " where notification_id = cast(:id as uuid) and lease_until is null").param("id", id)
                     .query(Long.class).single();
             assertThat(unleased).as("recipients in unleased handovers").isGreaterThan(1_000);
+            // the lane's queue metric counts them (the claimer reads it every 5 s)
+            await().atMost(Duration.ofSeconds(15)).until(() -> alone.bean(MeterRegistry.class).find("push.delivery.queue.depth")
+                    .tags("lane", "bulk").gauge().value() > 500);
             assertThat(jdbc.sql("select count(*) from notification_recipients where notification_id = cast(:id as uuid)")
                     .param("id", id).query(Long.class).single()).as("no row for them").isLessThan(RECIPIENTS - unleased + 1);
             List<JsonNode> listed = new ArrayList<>();

@@ -241,8 +241,7 @@ class DeliveryRecipientRepository {
                             where s.n <> 0)
                         select e.handover_id, e.notification_id, e.app_id, e.device_id, e.user_id, e.external_user_id,
                                e.token, e.render_values, e.expires_at, e.unsendable,
-                               case when e.unsendable is null then 1 else 0 end as attempts,
-                               (select count(*) from leased) as leased
+                               case when e.unsendable is null then 1 else 0 end as attempts
                         from e""")
                 .param("lane", lane.value()).param("platform", platform.value()).param("now", ts(now))
                 .param("lease_end", ts(leaseEnd)).param("room", room).param("most", LEASED_HANDOVERS)
@@ -257,10 +256,7 @@ class DeliveryRecipientRepository {
                     return claimed(rs, platform, null, now);
                 })
                 .list();
-        if (!emptied.isEmpty()) {
-            for (Claimed c : leased) if (c.handed() != null) emptied.remove(c.handed().handover());
-            dropRecordedHandovers(emptied);
-        }
+        dropRecordedHandovers(emptied); // of those with an unsendable recipient, the ones left with none to send
         return leased;
     }
 

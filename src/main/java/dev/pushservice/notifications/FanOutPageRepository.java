@@ -195,11 +195,10 @@ class FanOutPageRepository {
 
     /**
      * A page's hand-over: the first {@code room[platform ordinal]} recipients of each platform get no
-     * row but are listed in one {@code notification_handovers} row, leased until {@code leaseEnd}. With
-     * {@code unleasedChunk} above 0 the rest of the page gets no row either: it is listed in unleased
-     * handovers (V59), one per platform and run of up to {@code unleasedChunk} recipients, which any
-     * worker's claimer leases whole ({@link DeliveryRecipientRepository#leaseHandovers}); with 0 the rest
-     * is inserted {@code pending}, as without a hand-over.
+     * row but are listed in one {@code notification_handovers} row, leased until {@code leaseEnd}. The
+     * rest of the page gets no row either: it is listed in unleased handovers (V59), one per platform and
+     * run of up to {@code unleasedChunk} (at least 1) recipients, which any worker's claimer leases whole
+     * ({@link DeliveryRecipientRepository#leaseHandovers}).
      */
     record Handing(int[] room, Instant leaseEnd, int unleasedChunk) {
     }
@@ -231,8 +230,7 @@ class FanOutPageRepository {
      * {@code notification_handovers} row lists them, leased until {@code leaseEnd}, and they are
      * returned with their device's token and their first attempt counted, for this instance's lane
      * ({@link dev.pushservice.delivery.Handover}); recording inserts their rows with their outcomes.
-     * The rest of the page is listed in unleased handovers ({@link Handing#unleasedChunk}), or inserted
-     * {@code pending} when that is 0. The cursor saved with the page keeps a handed
+     * The rest of the page is listed in unleased handovers ({@link Handing#unleasedChunk}). The cursor saved with the page keeps a handed
      * device out of every later page. One statement; call it inside a transaction.
      */
     HandedPage insertHanded(Page page, Instant expiresAt, Handing handing, RenderValues renderValues, Instant now) {
@@ -291,7 +289,7 @@ class FanOutPageRepository {
             rows = "unnest(cast(:ids as uuid[]), cast(:due as bigint[]), cast(:expires as bigint[]), cast(:gone as text[]))"
                     + " as v(id, due, expires, gone) join devices p on p.id = v.id and p.app_id = :app";
         }
-        boolean unleased = handing != null && handing.unleasedChunk() > 0;
+        boolean unleased = handing != null; // the page's rest goes to unleased handovers, not rows
         if (handing != null) {
             sql.append("ranked as (select q.*, q.rn <= q.room as handed from (select p.*,")
                     .append(" row_number() over (partition by p.platform order by p.created_at desc, p.id) as rn,")
@@ -309,7 +307,6 @@ class FanOutPageRepository {
                 .append(times.status()).append(", ").append(times.gone()).append(", ").append(times.due()).append(", ")
                 .append(times.due()).append(", ").append(times.expires()).append(", ").append(values).append(", :now")
                 .append(" from ").append(rows).append(" left join users u on u.id = p.user_id").append(times.joins())
-                .append(handing != null ? " where not p.handed" : "")
                 .append(" on conflict (notification_id, device_id) do nothing returning due_at, status), ");
         if (unleased) {
             // the rest of the page, per platform in runs of up to :chunk, for any worker's claimer to lease
@@ -361,7 +358,7 @@ class FanOutPageRepository {
                     .param("room_ios", handing.room()[Platform.IOS.ordinal()])
                     .param("room_android", handing.room()[Platform.ANDROID.ordinal()])
                     .param("room_web", handing.room()[Platform.WEB.ordinal()]);
-            if (unleased) spec = spec.param("chunk", handing.unleasedChunk());
+            spec = spec.param("chunk", handing.unleasedChunk());
         }
         return spec.params(times.params());
     }

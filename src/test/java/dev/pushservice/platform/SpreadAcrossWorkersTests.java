@@ -182,6 +182,18 @@ class SpreadAcrossWorkersTests {
         await().atMost(Duration.ofSeconds(20)).until(() -> api.bean(WorkerPresence.class).workers() == 2);
     }
 
+    /** A send made by {@link #sendLeavingMostUnleased}: the app's setup and the notification's id. */
+    private record Unleased(Setup setup, String id) {
+    }
+
+    /** Sets up the app on {@code alone}, pretends a second worker ({@link #pretendASecondWorker}) and creates a bulk send to all. */
+    private Unleased sendLeavingMostUnleased(AppInstance alone, String name) throws Exception {
+        Setup setup = setUp(alone, name);
+        pretendASecondWorker(alone);
+        return new Unleased(setup, create(alone, setup.key(),
+                "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}"));
+    }
+
     private static String create(AppInstance api, String key, String body) {
         TestApi.Response created = api.api.send(api.api.request("/v1/notifications", key)
                 .header("Content-Type", "application/json").header("Idempotency-Key", UUID.randomUUID().toString())
@@ -201,11 +213,11 @@ class SpreadAcrossWorkersTests {
     @Test
     void recipientsLeftForAnyWorkerArePendingUntilALaneLeasesTheirHandoverWhole() throws Exception {
         try (AppInstance alone = slowWorker("api,scheduler,worker").start()) {
-            Setup setup = setUp(alone, "unleased");
-            pretendASecondWorker(alone);
-            JdbcClient jdbc = alone.jdbc();
             double claimedBefore = delivered(alone, "claimed");
-            String id = create(alone, setup.key(), "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
+            Unleased send = sendLeavingMostUnleased(alone, "unleased");
+            Setup setup = send.setup();
+            String id = send.id();
+            JdbcClient jdbc = alone.jdbc();
             // once every recipient exists (the fan-out takes well under a second), the devices last in the audience's
             // order (the last page's last 100) are disabled, long before the lane gets to lease their handovers
             await().atMost(Duration.ofSeconds(30)).until(() -> alone.api.get("/v1/notifications/" + id, setup.key())
@@ -257,10 +269,10 @@ class SpreadAcrossWorkersTests {
     @Test
     void aCancelTurnsUnleasedHandoversIntoCancelledRecipientsAndNothingIsSentAfterIt() throws Exception {
         try (AppInstance alone = slowWorker("api,scheduler,worker").start()) {
-            Setup setup = setUp(alone, "unleased cancel");
-            pretendASecondWorker(alone);
+            Unleased send = sendLeavingMostUnleased(alone, "unleased cancel");
+            Setup setup = send.setup();
+            String id = send.id();
             JdbcClient jdbc = alone.jdbc();
-            String id = create(alone, setup.key(), "{\"title\":\"sale\",\"body\":\"b\",\"priority\":\"bulk\",\"target\":{\"type\":\"all\"}}");
             await().atMost(Duration.ofSeconds(30)).until(() -> counts(alone, setup.key(), id).getOrDefault("accepted", 0L) > 100
                     && counts(alone, setup.key(), id).getOrDefault("pending", 0L) > 1_000);
 

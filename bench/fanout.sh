@@ -18,6 +18,8 @@
 # (e.g. an async-profiler agent). BENCH_ASPROF=/path/libasyncProfiler.so attaches async-profiler (from Maven Central's
 # tools.profiler:async-profiler jar) for the measured send only and writes collapsed stacks per thread to
 # BENCH_ASPROF_OUT (default /tmp/fanout-profile.txt).
+# BENCH_THREADS=1 prints the service's CPU per recipient of the measured send by thread group, read from /proc
+# (no agent attached, so nothing is deoptimized: the JIT compilers' share as it is unprofiled).
 # BENCH_PERF=/path/perf.data records every process with `perf record -a` for the measured send only; read
 # PostgreSQL's share with `perf report -i /path/perf.data --comm postgres --sort symbol`.
 # BENCH_PGSS=1 preloads pg_stat_statements (one restart before the run) and prints the statements that
@@ -79,6 +81,7 @@ if [ -n "${BENCH_PGSS:-}" ]; then
   $PG -c "alter system set shared_preload_libraries = 'pg_stat_statements'${BENCH_EXPLAIN:+, 'auto_explain'}" >/dev/null
   # BENCH_PGSS=all: statements run by functions and triggers get their own rows too (also still counted in their caller's)
   [ "$BENCH_PGSS" = all ] && $PG -c "alter system set pg_stat_statements.track = 'all'" >/dev/null
+  $PG -c "alter system set pg_stat_statements.track_planning = on" >/dev/null # plan ms beside execution ms
   if [ -n "${BENCH_EXPLAIN:-}" ]; then # plans (row counts and buffers, no timing) of statements slower than this many ms, in service.log
     $PG -c "alter system set auto_explain.log_min_duration = '${BENCH_EXPLAIN}ms'" -c "alter system set auto_explain.log_analyze = on" \
         -c "alter system set auto_explain.log_buffers = on" -c "alter system set auto_explain.log_timing = off" \
@@ -217,6 +220,7 @@ PROBES_PID=$!
 sleep 2
 PGPID=$(postmaster_pid "$DATA")
 s0=$(cpu_ticks "$SERVICE_PID"); p0=$(cpu_ticks "$PGPID"); q0=$(cpu_ticks "$PEERS_PID")
+[ -n "${BENCH_THREADS:-}" ] && thread_ticks "$SERVICE_PID" >"$DATA/threads.0"
 WAL0=$($PG -Atc "select pg_current_wal_lsn()")
 read -r a0 f0 w0 < <(counts)
 # autovacuum and autoanalyze runs per table, to name the ones that ran during the measured send (their
@@ -268,6 +272,7 @@ stop_probes
 sleep 1
 [ -n "${PERF_PID:-}" ] && kill -INT "$PERF_PID" && wait "$PERF_PID" 2>/dev/null && echo "perf samples of the measured send: $BENCH_PERF"
 s1=$(cpu_ticks "$SERVICE_PID"); p1=$(cpu_ticks "$PGPID"); q1=$(cpu_ticks "$PEERS_PID")
+[ -n "${BENCH_THREADS:-}" ] && [ "$CRASH" != crash ] && thread_ticks "$SERVICE_PID" >"$DATA/threads.1"
 WAL=$($PG -Atc "select pg_wal_lsn_diff(pg_current_wal_lsn(), '$WAL0')")
 [ -n "${BENCH_ASPROF:-}" ] && "$JCMD" "$SERVICE_PID" JVMTI.agent_load "$BENCH_ASPROF" "\"stop,file=$DATA/profile.txt,collapsed\"" >/dev/null \
   && cp "$DATA/profile.txt" "${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}" && echo "profile of the measured send: ${BENCH_ASPROF_OUT:-/tmp/fanout-profile.txt}"
@@ -299,8 +304,10 @@ if [ "$CRASH" = crash ]; then
        "(probes are counted out; at most the in-flight ones may get it twice)"
 fi
 if [ -n "${BENCH_PGSS:-}" ]; then
-  echo "pg_stat_statements from the 202 to the end (top ${BENCH_PGSS_TOP:-12} by total time): calls, rows, mean ms, total ms, statement"
-  $PG -At -F ' | ' -c "select calls, rows, round(mean_exec_time::numeric, 3), round(total_exec_time::numeric),
+  echo "pg_stat_statements from the 202 to the end (top ${BENCH_PGSS_TOP:-12} by total time): calls, rows, mean ms, total ms, planning ms, statement"
+  $PG -At -F ' | ' -c "select sum(total_exec_time)::int || ' ms executing, ' || sum(total_plan_time)::int || ' ms planning in all'
+      from pg_stat_statements" | sed 's/^/  /'
+  $PG -At -F ' | ' -c "select calls, rows, round(mean_exec_time::numeric, 3), round(total_exec_time::numeric), round(total_plan_time::numeric),
       left(regexp_replace(query, '\s+', ' ', 'g'), 110) from pg_stat_statements
       order by total_exec_time desc limit ${BENCH_PGSS_TOP:-12}" | sed 's/^/  /'
 fi
@@ -311,6 +318,7 @@ hz=$(getconf CLK_TCK)
 SVC=service; [ "$CRASH" = crash ] && s1=$((SK + s1)) && SVC="service (killed and restarted process)"
 awk -v n="$DEVICES" -v s=$((s1 - s0)) -v p=$((p1 - p0)) -v q=$((q1 - q0)) -v hz="$hz" -v svc="$SVC" 'BEGIN {
   printf "CPU per recipient: %s %.0f µs, PostgreSQL %.0f µs, peers %.0f µs\n", svc, s/hz*1e6/n, p/hz*1e6/n, q/hz*1e6/n }'
+[ -s "$DATA/threads.1" ] && thread_report "$DATA/threads.0" "$DATA/threads.1" "$DEVICES" recipient
 awk -v n="$DEVICES" -v w="$WAL" 'BEGIN { printf "WAL per recipient: %.0f bytes (%.1f MiB in all, autovacuum during the measured send included)\n", w / n, w / 1048576 }'
 if [ -s "$DATA/probes.txt" ]; then
   ids=$(sed "s/.*/'&'/" "$DATA/probes.txt" | paste -sd, -)

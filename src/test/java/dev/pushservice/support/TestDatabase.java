@@ -15,6 +15,13 @@ import java.util.UUID;
  */
 public final class TestDatabase {
 
+    /**
+     * The database test databases are created and dropped from: {@code PUSH_TEST_DATABASE_URL}'s own, or the
+     * embedded server's. Never one of the test databases: a drop (with {@code FORCE}) ends every connection
+     * to its database, so another database's drop connected through it would be cut off half way and leave
+     * that database behind, marked invalid.
+     */
+    private static DatabaseUrl server;
     private static DatabaseUrl url;
 
     private TestDatabase() {
@@ -24,14 +31,25 @@ public final class TestDatabase {
     public static synchronized DatabaseUrl url() {
         if (url == null) {
             String external = System.getenv("PUSH_TEST_DATABASE_URL");
-            url = external == null || external.isBlank() ? embedded() : freshDatabaseOn(DatabaseUrl.parse(external));
+            if (external == null || external.isBlank()) {
+                server = embedded();
+                url = server;
+            } else {
+                server = DatabaseUrl.parse(external);
+                url = freshDatabaseOn(server);
+            }
         }
         return url;
     }
 
     /** A new, empty database on the same server (for tests that need their own schema, e.g. restart). */
     public static DatabaseUrl newDatabase() {
-        return freshDatabaseOn(url());
+        return freshDatabaseOn(server());
+    }
+
+    private static synchronized DatabaseUrl server() {
+        url();
+        return server;
     }
 
     /** The URL as an operator would put it in {@code DATABASE_URL}. */

@@ -7,6 +7,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
+import org.springframework.boot.SpringApplication;
 
 /**
  * One PostgreSQL server per test JVM. With {@code PUSH_TEST_DATABASE_URL} set (CI: the machine's
@@ -63,8 +64,19 @@ public final class TestDatabase {
     }
 
     private static DatabaseUrl embedded() {
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.startTemporary();
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.startTemporary(false);
+        afterApplicationsClosed(server::close);
         return server.url();
+    }
+
+    /**
+     * Runs {@code cleanup} at JVM exit once Spring Boot has closed every application context it started (its
+     * shutdown handlers run after that). A plain JVM hook would run beside the contexts' closing: their
+     * connection pools, finding the database gone, retried connecting until their close timed out, and the
+     * test JVM outlived surefire's 30 s exit limit.
+     */
+    private static void afterApplicationsClosed(Runnable cleanup) {
+        SpringApplication.getShutdownHandlers().add(cleanup);
     }
 
     private static DatabaseUrl freshDatabaseOn(DatabaseUrl server) {
@@ -77,7 +89,7 @@ public final class TestDatabase {
         }
         String jdbc = server.jdbcUrl().replaceFirst("(jdbc:postgresql://[^/]+)/[^?]*", "$1/" + name);
         DatabaseUrl db = new DatabaseUrl(jdbc, server.username(), server.password());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> drop(server, name)));
+        afterApplicationsClosed(() -> drop(server, name));
         return db;
     }
 

@@ -68,11 +68,19 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         }
     }
 
-    /** A throwaway server in a fresh temporary directory (tests, benchmarks). */
+    /** A throwaway server in a fresh temporary directory (tests, benchmarks), stopped by a JVM shutdown hook. */
     public static EmbeddedPostgresServer startTemporary() {
+        return startTemporary(true);
+    }
+
+    /**
+     * A throwaway server in a fresh temporary directory; without {@code shutdownHook} the caller stops it
+     * ({@link #close}), e.g. only once the applications using it have closed their pools.
+     */
+    public static EmbeddedPostgresServer startTemporary(boolean shutdownHook) {
         try {
             EmbeddedPostgres pg = EmbeddedPostgres.builder()
-                    .setRegisterShutdownHook(true)
+                    .setRegisterShutdownHook(shutdownHook)
                     .setServerConfig("max_connections", "300")
                     .start();
             return new EmbeddedPostgresServer(pg, pg.getPort());

@@ -14,7 +14,9 @@ find_java() {
   echo "No JDK 21+ found; set JAVA_HOME" >&2; exit 1
 }
 
+# BENCH_JAR=/path/x.jar runs that jar instead of this checkout's (another commit's build: bench/compare.sh); nothing is built then
 build_jar() {
+  [ -n "${BENCH_JAR:-}" ] && { [ -f "$BENCH_JAR" ] || { echo "BENCH_JAR $BENCH_JAR does not exist" >&2; exit 1; }; return 0; }
   if [ ! -f "$ROOT/target/push-service.jar" ] || [ -n "$(find "$ROOT/src/main" -newer "$ROOT/target/push-service.jar" -print -quit)" ]; then
     echo "building target/push-service.jar ..."
     (cd "$ROOT" && ./mvnw -q -B -ntp -DskipTests package)
@@ -35,7 +37,7 @@ start_service() {
   local java; java=$(find_java)
   mkdir -p "$data"
   env PORT="$port" PUSH_DATA_DIR="$data" PUSH_LOG_FORMAT=text "$@" \
-    "$java" -jar "$ROOT/target/push-service.jar" >"$data/service.log" 2>&1 &
+    "$java" -jar "${BENCH_JAR:-$ROOT/target/push-service.jar}" >"$data/service.log" 2>&1 &
   SERVICE_PID=$!
   for _ in $(seq 1 "${BENCH_START_TIMEOUT:-120}"); do
     if curl -fs -o /dev/null "http://127.0.0.1:$port/openapi.yaml" || curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1" | grep -q 401; then

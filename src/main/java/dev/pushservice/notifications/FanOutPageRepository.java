@@ -289,7 +289,6 @@ class FanOutPageRepository {
             rows = "unnest(cast(:ids as uuid[]), cast(:due as bigint[]), cast(:expires as bigint[]), cast(:gone as text[]))"
                     + " as v(id, due, expires, gone) join devices p on p.id = v.id and p.app_id = :app";
         }
-        boolean unleased = handing != null; // the page's rest goes to unleased handovers, not rows
         if (handing != null) {
             sql.append("ranked as (select q.*, q.rn <= q.room as handed from (select p.*,")
                     .append(" row_number() over (partition by p.platform order by p.created_at desc, p.id) as rn,")
@@ -301,14 +300,15 @@ class FanOutPageRepository {
             sql.append("zones as (select * from jsonb_to_recordset(cast(:zones as jsonb))")
                     .append(" as m(z text, d timestamptz, x timestamptz, e text)), ");
         }
-        if (!unleased) sql.append("ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,")
+        // a hand-over page writes no rows: what its room does not take goes to unleased handovers
+        if (handing == null) sql.append("ins as (insert into notification_recipients (notification_id, device_id, app_id, platform, user_id,")
                 .append(" external_user_id, status, last_error, next_attempt_at, due_at, expires_at, render_values, updated_at)")
                 .append(" select :notification, p.id, :app, p.platform, p.user_id, u.external_user_id, ")
                 .append(times.status()).append(", ").append(times.gone()).append(", ").append(times.due()).append(", ")
                 .append(times.due()).append(", ").append(times.expires()).append(", ").append(values).append(", :now")
                 .append(" from ").append(rows).append(" left join users u on u.id = p.user_id").append(times.joins())
                 .append(" on conflict (notification_id, device_id) do nothing returning due_at, status), ");
-        if (unleased) {
+        if (handing != null) {
             // the rest of the page, per platform in runs of up to :chunk, for any worker's claimer to lease
             sql.append("rest as (insert into notification_handovers (notification_id, app_id, lease_until, created_at,")
                     .append(" expires_at, handed, list_key, platform, device_ids, platforms, user_ids, external_user_ids,")
@@ -329,8 +329,7 @@ class FanOutPageRepository {
                     .append(" jsonb_object_agg(id::text, rv) filter (where rv is not null) from hand having count(*) > 0")
                     .append(" returning id), ")
                     .append("summary as (select (select count(*) from page) as selected,")
-                    .append(unleased ? " (select coalesce(sum(handed), 0) from rest)" : " (select count(*) from ins)")
-                    .append(" + (select count(*) from hand) as inserted,")
+                    .append(" (select coalesce(sum(handed), 0) from rest) + (select count(*) from hand) as inserted,")
                     .append(" (select count(*) from page where platform = 'ios') as selected_ios,")
                     .append(" (select count(*) from page where platform = 'android') as selected_android,")
                     .append(" (select count(*) from page where platform = 'web') as selected_web,")

@@ -9,6 +9,7 @@
 #   bench/compare.sh COMMIT [devices=1000000] [pairs=2] [mix=ios]
 # Other fanout.sh settings (BENCH_PGSS, BENCH_KEEP, PORT ...) pass through to every run.
 source "$(dirname "$0")/lib.sh"
+unset BENCH_JAR # each run names its own jar; this checkout's is built below
 BASE=${1:?usage: bench/compare.sh COMMIT [devices] [pairs] [mix]}
 DEVICES=${2:-1000000}
 PAIRS=${3:-2}
@@ -28,7 +29,8 @@ git -C "$ROOT" worktree add -f --detach "$WORK/base" "$BASE_SHA" >/dev/null
 build_jar
 cp "$ROOT/target/push-service.jar" "$WORK/head.jar" # a rebuild of this checkout during the runs changes nothing here
 
-# one run: prints "rate service pg jit" (µs per recipient) on its last line, the run's log kept beside
+# one run of fanout.sh on jar $2: prints its rate and CPU per recipient, adds "label service pg jit" to $WORK/figures,
+# keeps its log in $WORK
 run() {
   local label=$1 jar=$2 log=$WORK/$1-$3.log
   BENCH_JAR=$jar BENCH_DEVICE_IDS=random BENCH_WARMUP=${BENCH_WARMUP:-2} BENCH_THREADS=1 \
